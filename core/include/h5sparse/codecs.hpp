@@ -1,0 +1,87 @@
+// Byte-buffer codecs of the core: shuffle, bit shuffle, deflate, blosc, lzf.
+//
+// Conventions (after c-blosc2 and zstd): destination first, then source; compressors that can
+// refuse return 0 when the result would not be smaller than the capacity given ("does not
+// pay"), so callers can store the input raw; decoders validate the whole header before they
+// touch the payload and throw h5sparse::Error(corrupt_data) on anything inconsistent.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace h5sparse {
+
+using Bytes = std::vector<std::uint8_t>;
+
+// --- shuffle -------------------------------------------------------------------------------
+// Byte shuffle: for elements of `element_size` bytes, all first bytes, then all second bytes...
+// A trailing partial element (size % element_size bytes) is copied unchanged. dst != src.
+void shuffle_bytes(std::uint8_t* dst, const std::uint8_t* src, std::size_t size,
+                   std::size_t element_size) noexcept;
+void unshuffle_bytes(std::uint8_t* dst, const std::uint8_t* src, std::size_t size,
+                     std::size_t element_size) noexcept;
+
+// Bit shuffle: the elements are taken in blocks of 8; within the whole run of n = 8*k elements,
+// output holds for every bit position (byte b of the element, bit i of that byte, LSB first)
+// one row of n bits (n/8 bytes, element j at bit j%8 of byte j/8). The n % 8 trailing
+// elements and any partial element are copied unchanged after the bit rows. dst != src.
+void bitshuffle(std::uint8_t* dst, const std::uint8_t* src, std::size_t size,
+                std::size_t element_size) noexcept;
+void bitunshuffle(std::uint8_t* dst, const std::uint8_t* src, std::size_t size,
+                  std::size_t element_size) noexcept;
+
+// --- deflate (zlib stream, the format of HDF5's H5Z_FILTER_DEFLATE) -----------------------
+/// Compresses at `level` 0-9; returns the compressed size or 0 if it exceeds `dst_capacity`.
+std::size_t deflate_compress(std::uint8_t* dst, std::size_t dst_capacity, const std::uint8_t* src,
+                             std::size_t src_size, int level);
+/// Inflates into exactly `expected_size` bytes; throws corrupt_data if the stream is invalid,
+/// truncated, or does not produce exactly that many bytes.
+void deflate_decompress_exact(std::uint8_t* dst, std::size_t expected_size, const std::uint8_t* src,
+                              std::size_t src_size);
+/// Inflates a stream of unknown decoded size (HDF5's deflate filter does not store it);
+/// `size_hint` is a first guess; the output grows up to `max_size`, then corrupt_data.
+Bytes deflate_decompress(const std::uint8_t* src, std::size_t src_size, std::size_t size_hint,
+                         std::size_t max_size);
+
+// --- blosc (c-blosc 1.x frame, the format of filter 32001) ---------------------------------
+enum class BloscCompressor : int {  // numbering of hdf5-blosc cd_values[6]
+  blosclz = 0, lz4 = 1, lz4hc = 2, snappy = 3, zlib = 4, zstd = 5,
+};
+enum class Shuffle : int { none = 0, byte = 1, bit = 2 };  // blosc's doshuffle numbering
+
+const char* blosc_compressor_name(BloscCompressor compressor) noexcept;
+/// True when the linked c-blosc was built with this compressor.
+bool blosc_compressor_available(BloscCompressor compressor) noexcept;
+
+struct BloscParams {
+  int clevel = 5;
+  Shuffle shuffle = Shuffle::byte;
+  BloscCompressor compressor = BloscCompressor::blosclz;
+  std::size_t typesize = 1;
+  int nthreads = 1;
+};
+/// Blosc's worst-case frame size for `src_size` input bytes.
+std::size_t blosc_compress_bound(std::size_t src_size) noexcept;
+/// Returns the frame size, or 0 when it would exceed `dst_capacity`.
+std::size_t blosc_compress(std::uint8_t* dst, std::size_t dst_capacity, const std::uint8_t* src,
+                           std::size_t src_size, const BloscParams& params);
+/// Validates a frame's header against `src_size` and returns the decoded size it declares.
+std::size_t blosc_decoded_size(const std::uint8_t* src, std::size_t src_size);
+/// Decodes a validated frame; `dst_capacity` must be >= blosc_decoded_size().
+std::size_t blosc_decompress(std::uint8_t* dst, std::size_t dst_capacity, const std::uint8_t* src,
+                             std::size_t src_size, int nthreads);
+/// Threads to use for blosc: $BLOSC_NTHREADS if it is a positive integer, else 1.
+int blosc_threads_from_environment() noexcept;
+
+// --- lzf (liblzf raw stream, the format of h5py's filter 32000) -----------------------------
+/// Returns the compressed size, or 0 if it would exceed `dst_capacity`.
+std::size_t lzf_compress(std::uint8_t* dst, std::size_t dst_capacity, const std::uint8_t* src,
+                         std::size_t src_size) noexcept;
+/// Returns the decoded size; throws buffer_too_small if `dst_capacity` is too small and
+/// corrupt_data if the stream is invalid.
+std::size_t lzf_decompress(std::uint8_t* dst, std::size_t dst_capacity, const std::uint8_t* src,
+                           std::size_t src_size);
+
+}  // namespace h5sparse

@@ -1,0 +1,81 @@
+// Blosc 1.x frames through c-blosc's context API (no global state, so safe from any thread).
+#include <blosc.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "h5sparse/codecs.hpp"
+#include "h5sparse/error.hpp"
+
+namespace h5sparse {
+
+const char* blosc_compressor_name(BloscCompressor compressor) noexcept {
+  switch (compressor) {
+    case BloscCompressor::blosclz: return "blosclz";
+    case BloscCompressor::lz4: return "lz4";
+    case BloscCompressor::lz4hc: return "lz4hc";
+    case BloscCompressor::snappy: return "snappy";
+    case BloscCompressor::zlib: return "zlib";
+    case BloscCompressor::zstd: return "zstd";
+  }
+  return "unknown";
+}
+
+bool blosc_compressor_available(BloscCompressor compressor) noexcept {
+  return blosc_compname_to_compcode(blosc_compressor_name(compressor)) >= 0;
+}
+
+std::size_t blosc_compress_bound(std::size_t src_size) noexcept {
+  return src_size + BLOSC_MAX_OVERHEAD;
+}
+
+std::size_t blosc_compress(std::uint8_t* dst, std::size_t dst_capacity, const std::uint8_t* src,
+                           std::size_t src_size, const BloscParams& params) {
+  fail_if(params.clevel < 0 || params.clevel > 9, ErrorCode::invalid_argument,
+          "blosc: clevel must be 0-9, got " + std::to_string(params.clevel));
+  fail_if(src_size > std::size_t(BLOSC_MAX_BUFFERSIZE), ErrorCode::unsupported,
+          "blosc: a chunk of " + std::to_string(src_size) + " bytes exceeds blosc's 2 GiB limit");
+  fail_if(!blosc_compressor_available(params.compressor), ErrorCode::unsupported,
+          std::string("blosc: compressor '") + blosc_compressor_name(params.compressor) +
+              "' is not available in this c-blosc build (available: " + blosc_list_compressors() + ")");
+  // Blosc's own typesize limit; larger types are compressed as bytes, as hdf5-blosc does.
+  const std::size_t typesize = params.typesize == 0 || params.typesize > BLOSC_MAX_TYPESIZE ? 1 : params.typesize;
+  const int rc = blosc_compress_ctx(params.clevel, int(params.shuffle), typesize, src_size, src, dst,
+                                    dst_capacity, blosc_compressor_name(params.compressor), 0,
+                                    params.nthreads < 1 ? 1 : params.nthreads);
+  fail_if(rc < 0, ErrorCode::codec_failure, "blosc: compression failed, code " + std::to_string(rc));
+  return std::size_t(rc);
+}
+
+std::size_t blosc_decoded_size(const std::uint8_t* src, std::size_t src_size) {
+  std::size_t nbytes = 0;
+  fail_if(src_size < BLOSC_MIN_HEADER_LENGTH || blosc_cbuffer_validate(src, src_size, &nbytes) != 0,
+          ErrorCode::corrupt_data,
+          "blosc: frame header is invalid or disagrees with the stored size of " +
+              std::to_string(src_size) + " bytes");
+  return nbytes;
+}
+
+std::size_t blosc_decompress(std::uint8_t* dst, std::size_t dst_capacity, const std::uint8_t* src,
+                             std::size_t src_size, int nthreads) {
+  const std::size_t expected = blosc_decoded_size(src, src_size);
+  fail_if(expected > dst_capacity, ErrorCode::buffer_too_small,
+          "blosc: frame decodes to " + std::to_string(expected) + " bytes, more than the " +
+              std::to_string(dst_capacity) + " expected");
+  if (expected == 0) return 0;
+  const int rc = blosc_decompress_ctx(src, dst, dst_capacity, nthreads < 1 ? 1 : nthreads);
+  fail_if(rc <= 0 || std::size_t(rc) != expected, ErrorCode::corrupt_data,
+          "blosc: frame payload is corrupt (decoder returned " + std::to_string(rc) + ")");
+  return expected;
+}
+
+int blosc_threads_from_environment() noexcept {
+  const char* text = std::getenv("BLOSC_NTHREADS");
+  if (text == nullptr) return 1;
+  char* end = nullptr;
+  const long value = std::strtol(text, &end, 10);
+  if (end == text || *end != '\0' || value < 1) return 1;
+  return value > 256 ? 256 : int(value);
+}
+
+}  // namespace h5sparse

@@ -1,0 +1,34 @@
+// LZF through liblzf: the raw stream h5py's LZF filter stores (no header of its own).
+#include <lzf.h>
+
+#include <cerrno>
+#include <limits>
+#include <string>
+
+#include "h5sparse/codecs.hpp"
+#include "h5sparse/error.hpp"
+
+namespace h5sparse {
+
+std::size_t lzf_compress(std::uint8_t* dst, std::size_t dst_capacity, const std::uint8_t* src,
+                         std::size_t src_size) noexcept {
+  if (src_size == 0 || src_size > std::numeric_limits<unsigned>::max()) return 0;
+  const std::size_t capacity = std::min<std::size_t>(dst_capacity, std::numeric_limits<unsigned>::max());
+  return ::lzf_compress(src, unsigned(src_size), dst, unsigned(capacity));
+}
+
+std::size_t lzf_decompress(std::uint8_t* dst, std::size_t dst_capacity, const std::uint8_t* src,
+                           std::size_t src_size) {
+  fail_if(src_size == 0, ErrorCode::corrupt_data, "lzf: empty stream");
+  fail_if(src_size > std::numeric_limits<unsigned>::max(), ErrorCode::unsupported,
+          "lzf: streams over 4 GiB are not supported");
+  const std::size_t capacity = std::min<std::size_t>(dst_capacity, std::numeric_limits<unsigned>::max());
+  errno = 0;
+  const unsigned n = ::lzf_decompress(src, unsigned(src_size), dst, unsigned(capacity));
+  if (n != 0) return n;
+  fail_if(errno == E2BIG, ErrorCode::buffer_too_small,
+          "lzf: stream decodes to more than " + std::to_string(capacity) + " bytes");
+  throw Error(ErrorCode::corrupt_data, "lzf: stream is corrupt");
+}
+
+}  // namespace h5sparse

@@ -1,0 +1,88 @@
+// HDF5 filter plugin for LZF, filter ID 32000, file-compatible with h5py's built-in filter.
+// cd_values, as h5py lays them out: [0] filter revision (4), [1] LZF version (0x0105),
+// [2] chunk bytes (the decoded size). Compression that does not fit in the input's size
+// returns 0, so the optional filter leaves the chunk raw with its filter-mask bit set.
+#include <H5PLextern.h>
+
+#include <string>
+
+#include "chunk_geometry.hpp"
+#include "error_stack.hpp"
+#include "filter_buffer.hpp"
+#include "h5sparse/codecs.hpp"
+#include "h5sparse/filter_ids.hpp"
+
+namespace {
+
+using namespace h5sparse;
+using namespace h5sparse::hdf5;
+
+constexpr unsigned kFilterRevision = 4;  // h5py's H5PY_FILTER_LZF_VERSION
+constexpr unsigned kLzfVersion = 0x0105;
+constexpr std::size_t kMaxValues = 8;
+
+herr_t lzf_set_local(hid_t dcpl, hid_t type, hid_t /*space*/) {
+  return call_guarded<herr_t>(Origin::filter, "lzf_set_local", -1, [&]() -> herr_t {
+    unsigned flags = 0;
+    unsigned values[kMaxValues];
+    std::size_t count = current_cd_values(dcpl, kFilterLzf, &flags, values, kMaxValues);
+    if (count < 3) count = 3;  // the first three slots are ours; keep any later ones
+    const ChunkGeometry g = chunk_geometry(dcpl, type);
+    fail_if(g.chunk_bytes > 0xFFFFFFFFu, ErrorCode::unsupported, "lzf: chunks must be under 4 GiB");
+    if (values[0] == 0) values[0] = kFilterRevision;
+    if (values[1] == 0) values[1] = kLzfVersion;
+    values[2] = unsigned(g.chunk_bytes);
+    throw_if_negative(H5Pmodify_filter(dcpl, kFilterLzf, flags, count, values),
+                      "lzf: cannot store the filter's parameters");
+    return 0;
+  });
+}
+
+size_t lzf_filter(unsigned flags, size_t cd_nelmts, const unsigned cd_values[], size_t nbytes,
+                  size_t* buf_size, void** buf) {
+  return call_guarded<size_t>(Origin::filter, "lzf_filter", 0, [&]() -> size_t {
+    const auto* input = static_cast<const std::uint8_t*>(*buf);
+    if (flags & H5Z_FLAG_REVERSE) {
+      const std::size_t expected = cd_nelmts >= 3 ? cd_values[2] : 0;
+      if (expected != 0) {
+        FilterOutput out(expected);
+        const std::size_t size = lzf_decompress(out.data(), out.capacity(), input, nbytes);
+        fail_if(size != expected, ErrorCode::corrupt_data,
+                "lzf: stream decodes to " + std::to_string(size) + " bytes but chunks hold " +
+                    std::to_string(expected));
+        return out.replace(buf, buf_size, size);
+      }
+      // No size recorded (files from very old writers): grow like h5py does.
+      for (std::size_t capacity = 4 * nbytes + 64;; capacity *= 2) {
+        FilterOutput out(capacity);
+        try {
+          return out.replace(buf, buf_size, lzf_decompress(out.data(), out.capacity(), input, nbytes));
+        } catch (const Error& e) {
+          if (e.code() != ErrorCode::buffer_too_small || capacity > (std::size_t(1) << 32)) throw;
+        }
+      }
+    }
+    FilterOutput out(nbytes);
+    const std::size_t size = lzf_compress(out.data(), out.capacity(), input, nbytes);
+    fail_if(size == 0, ErrorCode::buffer_too_small,
+            "lzf: compressed chunk would not be smaller than " + std::to_string(nbytes) + " bytes");
+    return out.replace(buf, buf_size, size);
+  });
+}
+
+const H5Z_class2_t kLzfClass = {
+    H5Z_CLASS_T_VERS,
+    static_cast<H5Z_filter_t>(kFilterLzf),
+    1, 1,
+    "lzf",    // h5py's name, so h5dump -p reads the same
+    nullptr,
+    lzf_set_local,
+    lzf_filter,
+};
+
+}  // namespace
+
+extern "C" {
+H5PL_type_t H5PLget_plugin_type(void) { return H5PL_TYPE_FILTER; }
+const void* H5PLget_plugin_info(void) { return &kLzfClass; }
+}

@@ -1,0 +1,50 @@
+// The "h5sparse" HDF5 error class and its messages, registered lazily on first use and
+// re-registered if HDF5 was closed and reopened in between (H5close frees registered classes).
+#include "error_stack.hpp"
+
+#include <mutex>
+
+namespace h5sparse::hdf5 {
+namespace {
+
+struct ErrorIds {
+  hid_t error_class = H5I_INVALID_HID;
+  hid_t major[3] = {H5I_INVALID_HID, H5I_INVALID_HID, H5I_INVALID_HID};
+  hid_t minor[7] = {};
+};
+
+std::mutex ids_mutex;
+ErrorIds ids;
+
+const ErrorIds& error_ids() {
+  std::lock_guard<std::mutex> lock(ids_mutex);
+  if (ids.error_class >= 0 && H5Iis_valid(ids.error_class) > 0) return ids;
+  ids = ErrorIds{};
+  ids.error_class = H5Eregister_class("h5sparse", "h5sparse", H5SPARSE_VERSION_STRING);
+  if (ids.error_class < 0) return ids;
+  static const char* const kMajors[] = {"Filter plugin", "Sparse VOL connector", "Sparse client library"};
+  for (int i = 0; i < 3; ++i) ids.major[i] = H5Ecreate_msg(ids.error_class, H5E_MAJOR, kMajors[i]);
+  for (int code = 1; code <= 6; ++code)
+    ids.minor[code] = H5Ecreate_msg(ids.error_class, H5E_MINOR, error_code_name(ErrorCode(code)));
+  return ids;
+}
+
+}  // namespace
+
+void push_error(Origin origin, ErrorCode code, const char* function, const std::string& message) noexcept {
+  try {
+    const ErrorIds& e = error_ids();
+    if (e.error_class < 0) return;
+    const int c = int(code) >= 1 && int(code) <= 6 ? int(code) : int(ErrorCode::codec_failure);
+    H5Epush2(H5E_DEFAULT, "h5sparse", function, 0, e.error_class, e.major[int(origin)], e.minor[c], "%s",
+             message.c_str());
+  } catch (...) {
+    // Reporting must never throw; losing the record is the lesser evil.
+  }
+}
+
+void throw_if_negative(long long hdf5_result, const char* what) {
+  if (hdf5_result < 0) throw Error(ErrorCode::codec_failure, what);
+}
+
+}  // namespace h5sparse::hdf5
