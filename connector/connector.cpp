@@ -1,0 +1,143 @@
+// The class table of the h5sparse VOL connector and its plugin entry points. Most slots are
+// mechanical forwards to the connector below (forward.hpp); the hand-written callbacks are
+// declared in callbacks.hpp.
+#include <H5PLextern.h>
+#include <H5VLconnector_passthru.h>
+
+#include "callbacks.hpp"
+#include "forward.hpp"
+#include "h5sparse_vol.h"
+#include "info.hpp"
+#include "optional_ops.hpp"
+
+static_assert(H5_VERS_MAJOR == 1 && H5_VERS_MINOR >= 14, "the VOL class table below is HDF5 1.14's (version 3)");
+
+namespace h5sparse::vol {
+namespace {
+
+herr_t initialize(hid_t /*vipl_id*/) noexcept {
+  // HDF5 also calls this when it merely probes the plugin path: keep it cheap and idempotent.
+  return register_operations();
+}
+
+herr_t terminate() noexcept { return unregister_operations(); }
+
+}  // namespace
+
+extern const H5VL_class_t kConnectorClass = {
+    H5VL_VERSION,                              // class struct version
+    H5SPARSE_VOL_VALUE,                        // value
+    H5SPARSE_VOL_NAME,                         // name
+    0,                                         // connector version
+    H5VL_CAP_FLAG_NONE,                        // our own capability flags (the layer below adds its own)
+    initialize,
+    terminate,
+    {
+        // info
+        sizeof(Info), info_copy, info_cmp, info_free, info_to_str, str_to_info,
+    },
+    {
+        // wrap
+        get_object, get_wrap_ctx, wrap_object, unwrap_object, free_wrap_ctx,
+    },
+    {
+        // attribute
+        ForwardOpen<H5VLattr_create>::call,
+        ForwardOpen<H5VLattr_open>::call,
+        ForwardIdAt1<H5VLattr_read>::call,
+        ForwardIdAt1<H5VLattr_write>::call,
+        ForwardIdAt1<H5VLattr_get>::call,
+        ForwardIdAt2<H5VLattr_specific>::call,
+        ForwardIdAt1<H5VLattr_optional>::call,
+        ForwardClose<H5VLattr_close>::call,
+    },
+    {
+        // dataset
+        ForwardOpen<H5VLdataset_create>::call,
+        ForwardOpen<H5VLdataset_open>::call,
+        dataset_read,
+        dataset_write,
+        ForwardIdAt1<H5VLdataset_get>::call,
+        ForwardIdAt1<H5VLdataset_specific>::call,
+        ForwardIdAt1<H5VLdataset_optional>::call,
+        ForwardClose<H5VLdataset_close>::call,
+    },
+    {
+        // datatype
+        ForwardOpen<H5VLdatatype_commit>::call,
+        ForwardOpen<H5VLdatatype_open>::call,
+        ForwardIdAt1<H5VLdatatype_get>::call,
+        ForwardIdAt1<H5VLdatatype_specific>::call,
+        ForwardIdAt1<H5VLdatatype_optional>::call,
+        ForwardClose<H5VLdatatype_close>::call,
+    },
+    {
+        // file
+        file_create,
+        file_open,
+        ForwardIdAt1<H5VLfile_get>::call,
+        file_specific,
+        file_optional,
+        ForwardClose<H5VLfile_close>::call,
+    },
+    {
+        // group
+        ForwardOpen<H5VLgroup_create>::call,
+        ForwardOpen<H5VLgroup_open>::call,
+        ForwardIdAt1<H5VLgroup_get>::call,
+        ForwardIdAt1<H5VLgroup_specific>::call,
+        ForwardIdAt1<H5VLgroup_optional>::call,
+        ForwardClose<H5VLgroup_close>::call,
+    },
+    {
+        // link
+        link_create,
+        link_copy,
+        link_move,
+        ForwardIdAt2<H5VLlink_get>::call,
+        ForwardIdAt2<H5VLlink_specific>::call,
+        ForwardIdAt2<H5VLlink_optional>::call,
+    },
+    {
+        // object
+        object_open,
+        object_copy,
+        ForwardIdAt2<H5VLobject_get>::call,
+        ForwardIdAt2<H5VLobject_specific>::call,
+        ForwardIdAt2<H5VLobject_optional>::call,
+    },
+    {
+        // introspection
+        get_conn_cls, get_cap_flags, opt_query,
+    },
+    {
+        // request
+        ForwardIdAt1<H5VLrequest_wait>::call,
+        ForwardIdAt1<H5VLrequest_notify>::call,
+        ForwardIdAt1<H5VLrequest_cancel>::call,
+        ForwardIdAt1<H5VLrequest_specific>::call,
+        ForwardIdAt1<H5VLrequest_optional>::call,
+        ForwardClose<H5VLrequest_free>::call,
+    },
+    {
+        // blob
+        ForwardIdAt1<H5VLblob_put>::call,
+        ForwardIdAt1<H5VLblob_get>::call,
+        ForwardIdAt1<H5VLblob_specific>::call,
+        ForwardIdAt1<H5VLblob_optional>::call,
+    },
+    {
+        // token
+        ForwardIdAt1<H5VLtoken_cmp>::call,
+        ForwardIdAt2<H5VLtoken_to_str>::call,
+        ForwardIdAt2<H5VLtoken_from_str>::call,
+    },
+    ForwardIdAt1<H5VLoptional>::call,  // generic optional
+};
+
+}  // namespace h5sparse::vol
+
+extern "C" {
+H5PL_type_t H5PLget_plugin_type(void) { return H5PL_TYPE_VOL; }
+const void* H5PLget_plugin_info(void) { return &h5sparse::vol::kConnectorClass; }
+}

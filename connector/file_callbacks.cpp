@@ -1,0 +1,91 @@
+// File callbacks written by hand: create/open swap our FAPL for one naming the connector
+// below; is_accessible/delete, which HDF5 calls without an open file, do the same; reopen
+// wraps the new file.
+#include <H5VLconnector_passthru.h>
+
+#include "callbacks.hpp"
+#include "error_stack.hpp"
+#include "info.hpp"
+#include "object.hpp"
+
+namespace h5sparse::vol {
+namespace {
+
+using hdf5::call_guarded;
+using hdf5::Origin;
+
+// Owns the FAPL copy and the info read from the FAPL for the length of one call.
+struct UnderAccess {
+  Info* info;
+  hid_t fapl;
+  explicit UnderAccess(hid_t our_fapl) : info(info_from_fapl(our_fapl)), fapl(H5I_INVALID_HID) {
+    try {
+      fapl = under_fapl(our_fapl, info);
+    } catch (...) {
+      if (info) info_free(info);
+      throw;
+    }
+  }
+  ~UnderAccess() {
+    if (fapl >= 0) H5Pclose(fapl);
+    if (info) info_free(info);
+  }
+  hid_t under_vol_id() const { return info ? info->under_vol_id : H5VL_NATIVE; }
+  UnderAccess(const UnderAccess&) = delete;
+  UnderAccess& operator=(const UnderAccess&) = delete;
+};
+
+}  // namespace
+
+void* file_create(const char* name, unsigned flags, hid_t fcpl_id, hid_t fapl_id, hid_t dxpl_id,
+                  void** req) noexcept {
+  return call_guarded<void*>(Origin::connector, "file_create", nullptr, [&]() -> void* {
+    UnderAccess access(fapl_id);
+    void* under = H5VLfile_create(name, flags, fcpl_id, access.fapl, dxpl_id, req);
+    if (under == nullptr) return nullptr;
+    wrap_request(req, access.under_vol_id());
+    return wrap_under(under, access.under_vol_id());
+  });
+}
+
+void* file_open(const char* name, unsigned flags, hid_t fapl_id, hid_t dxpl_id, void** req) noexcept {
+  return call_guarded<void*>(Origin::connector, "file_open", nullptr, [&]() -> void* {
+    UnderAccess access(fapl_id);
+    void* under = H5VLfile_open(name, flags, access.fapl, dxpl_id, req);
+    if (under == nullptr) return nullptr;
+    wrap_request(req, access.under_vol_id());
+    return wrap_under(under, access.under_vol_id());
+  });
+}
+
+herr_t file_specific(void* obj, H5VL_file_specific_args_t* args, hid_t dxpl_id, void** req) noexcept {
+  return call_guarded<herr_t>(Origin::connector, "file_specific", -1, [&]() -> herr_t {
+    if (args->op_type == H5VL_FILE_IS_ACCESSIBLE || args->op_type == H5VL_FILE_DELETE) {
+      const bool probe = args->op_type == H5VL_FILE_IS_ACCESSIBLE;
+      const hid_t our_fapl = probe ? args->args.is_accessible.fapl_id : args->args.del.fapl_id;
+      Info* info = info_from_fapl(our_fapl);
+      if (info == nullptr && probe) {
+        // HDF5 probes every VOL plugin with no info when an open fails: not ours to claim.
+        *args->args.is_accessible.accessible = false;
+        return 0;
+      }
+      if (info) info_free(info);
+      UnderAccess access(our_fapl);
+      H5VL_file_specific_args_t under_args = *args;
+      if (probe) under_args.args.is_accessible.fapl_id = access.fapl;
+      else under_args.args.del.fapl_id = access.fapl;
+      const herr_t rc = H5VLfile_specific(nullptr, access.under_vol_id(), &under_args, dxpl_id, req);
+      if (rc >= 0) wrap_request(req, access.under_vol_id());
+      return rc;
+    }
+    Object* o = as_object(obj);
+    const herr_t rc = H5VLfile_specific(o->under, o->under_vol_id, args, dxpl_id, req);
+    if (rc < 0) return rc;
+    if (args->op_type == H5VL_FILE_REOPEN && *args->args.reopen.file != nullptr)
+      *args->args.reopen.file = wrap_under(*args->args.reopen.file, o->under_vol_id);
+    wrap_request(req, o->under_vol_id);
+    return rc;
+  });
+}
+
+}  // namespace h5sparse::vol

@@ -1,0 +1,20 @@
+/* Public C header of the h5sparse VOL connector: its name, value and the arguments of its
+ * optional operations, for clients that call them with H5VLfind_opt_operation and
+ * H5VLfile_optional_op / H5VLdataset_optional_op. */
+#ifndef H5SPARSE_VOL_H
+#define H5SPARSE_VOL_H
+
+#include <stddef.h>
+
+#define H5SPARSE_VOL_NAME "h5sparse"
+/* Pending registration with The HDF Group; chosen clear of the registered values
+ * (512 async, 513 cache, 514 LOG, 510 LowFive, 517 external passthrough). */
+#define H5SPARSE_VOL_VALUE 10563
+
+/* Arguments of the file operation "h5sparse.connector_version". */
+typedef struct H5SparseVersionArgs {
+  char *buffer;      /* receives "h5sparse <version>", NUL-terminated */
+  size_t capacity;   /* bytes available in buffer */
+} H5SparseVersionArgs;
+
+#endif

@@ -1,0 +1,25 @@
+// The connector's object: what HDF5 holds for every file, group, dataset, attribute, datatype,
+// request and blob handle opened through us. It owns one reference to the connector below.
+#pragma once
+
+#include <hdf5.h>
+
+namespace h5sparse::vol {
+
+struct Object {
+  void* under;         ///< the object of the connector below
+  hid_t under_vol_id;  ///< the connector below (one reference held)
+};
+
+/// Wraps an object of the connector below; returns nullptr when `under` is nullptr.
+Object* wrap_under(void* under, hid_t under_vol_id);
+
+/// Releases a wrapper (not the object below), preserving the current error stack.
+void free_wrapper(Object* object) noexcept;
+
+/// After an operation that may have started an asynchronous request below, wraps it.
+void wrap_request(void** req, hid_t under_vol_id);
+
+inline Object* as_object(void* obj) noexcept { return static_cast<Object*>(obj); }
+
+}  // namespace h5sparse::vol

@@ -1,0 +1,85 @@
+// Registry and dispatch of the connector's own optional operations.
+#include "optional_ops.hpp"
+
+#include <H5VLconnector_passthru.h>
+
+#include <cstring>
+#include <string>
+
+#include "error_stack.hpp"
+#include "h5sparse_vol.h"
+#include "object.hpp"
+
+namespace h5sparse::vol {
+namespace {
+
+struct Operation {
+  H5VL_subclass_t cls;
+  const char* name;
+  int value;
+  bool registered_by_us;
+};
+
+Operation operations[] = {
+    {H5VL_SUBCLS_FILE, kOpConnectorVersion, -1, false},
+};
+
+int value_of(const char* name) {
+  for (const Operation& op : operations)
+    if (std::strcmp(op.name, name) == 0) return op.value;
+  return -1;
+}
+
+}  // namespace
+
+herr_t register_operations() noexcept {
+  for (Operation& op : operations) {
+    int value = -1;
+    herr_t found = -1;
+    H5E_BEGIN_TRY {  // "not found" is the normal answer on first load: no error report
+      found = H5VLfind_opt_operation(op.cls, op.name, &value);
+    }
+    H5E_END_TRY
+    if (found >= 0 && value > 0) {
+      op.value = value;
+      continue;
+    }
+    if (H5VLregister_opt_operation(op.cls, op.name, &op.value) < 0) return -1;
+    op.registered_by_us = true;
+  }
+  return 0;
+}
+
+herr_t unregister_operations() noexcept {
+  for (Operation& op : operations) {
+    if (op.registered_by_us) H5VLunregister_opt_operation(op.cls, op.name);
+    op.registered_by_us = false;
+    op.value = -1;
+  }
+  return 0;
+}
+
+bool is_own_operation(H5VL_subclass_t cls, int opt_type) noexcept {
+  for (const Operation& op : operations)
+    if (op.cls == cls && op.value == opt_type && op.value > 0) return true;
+  return false;
+}
+
+herr_t file_optional(void* obj, H5VL_optional_args_t* args, hid_t dxpl_id, void** req) noexcept {
+  return hdf5::call_guarded<herr_t>(hdf5::Origin::connector, "file_optional", -1, [&]() -> herr_t {
+    Object* o = as_object(obj);
+    if (args->op_type == value_of(kOpConnectorVersion)) {
+      auto* v = static_cast<H5SparseVersionArgs*>(args->args);
+      const std::string text = std::string(H5SPARSE_VOL_NAME) + " " + H5SPARSE_VERSION_STRING;
+      fail_if(v == nullptr || v->buffer == nullptr || v->capacity <= text.size(), ErrorCode::invalid_argument,
+              "h5sparse.connector_version: buffer too small for '" + text + "'");
+      std::memcpy(v->buffer, text.c_str(), text.size() + 1);
+      return 0;
+    }
+    const herr_t rc = H5VLfile_optional(o->under, o->under_vol_id, args, dxpl_id, req);
+    if (rc >= 0) wrap_request(req, o->under_vol_id);
+    return rc;
+  });
+}
+
+}  // namespace h5sparse::vol

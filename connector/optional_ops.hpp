@@ -1,0 +1,23 @@
+// The connector's own optional operations, registered with HDF5 under reverse-DNS-style names
+// in `init` and found by clients with H5VLfind_opt_operation. The names are public API.
+#pragma once
+
+#include <H5VLconnector.h>
+
+namespace h5sparse::vol {
+
+/// File operation: copies the connector's name and version ("h5sparse 0.1.0") into a
+/// caller buffer; arguments are H5SparseVersionArgs (see include/h5sparse_vol.h).
+constexpr const char* kOpConnectorVersion = "h5sparse.connector_version";
+
+/// Registers (or finds, when already registered) every operation; idempotent.
+herr_t register_operations() noexcept;
+/// Unregisters what register_operations registered.
+herr_t unregister_operations() noexcept;
+/// True for an (subclass, value) pair that is one of ours.
+bool is_own_operation(H5VL_subclass_t cls, int opt_type) noexcept;
+
+/// File optional callback: serves our operations, forwards the rest.
+herr_t file_optional(void* obj, H5VL_optional_args_t* args, hid_t dxpl_id, void** req) noexcept;
+
+}  // namespace h5sparse::vol

@@ -1,0 +1,73 @@
+// Object wrapping: HDF5 asks a passthrough to unwrap down to the native object (H5VLget_object
+// is how h5py and the native-only API calls reach it) and to wrap objects it creates itself
+// (e.g. when an iteration callback receives a new ID).
+#include <H5VLconnector_passthru.h>
+
+#include "callbacks.hpp"
+#include "error_stack.hpp"
+#include "object.hpp"
+
+namespace h5sparse::vol {
+namespace {
+
+using hdf5::call_guarded;
+using hdf5::Origin;
+
+struct WrapContext {
+  hid_t under_vol_id;
+  void* under_wrap_ctx;
+};
+
+}  // namespace
+
+void* get_object(const void* obj) noexcept {
+  return call_guarded<void*>(Origin::connector, "get_object", nullptr, [&] {
+    const auto* o = static_cast<const Object*>(obj);
+    return H5VLget_object(o->under, o->under_vol_id);
+  });
+}
+
+herr_t get_wrap_ctx(const void* obj, void** wrap_ctx) noexcept {
+  return call_guarded<herr_t>(Origin::connector, "get_wrap_ctx", -1, [&]() -> herr_t {
+    const auto* o = static_cast<const Object*>(obj);
+    auto* ctx = new WrapContext{o->under_vol_id, nullptr};
+    H5Iinc_ref(o->under_vol_id);
+    if (H5VLget_wrap_ctx(o->under, o->under_vol_id, &ctx->under_wrap_ctx) < 0) {
+      free_wrap_ctx(ctx);
+      return -1;
+    }
+    *wrap_ctx = ctx;
+    return 0;
+  });
+}
+
+void* wrap_object(void* obj, H5I_type_t obj_type, void* wrap_ctx) noexcept {
+  return call_guarded<void*>(Origin::connector, "wrap_object", nullptr, [&]() -> void* {
+    auto* ctx = static_cast<WrapContext*>(wrap_ctx);
+    void* under = H5VLwrap_object(obj, obj_type, ctx->under_vol_id, ctx->under_wrap_ctx);
+    return wrap_under(under, ctx->under_vol_id);
+  });
+}
+
+void* unwrap_object(void* obj) noexcept {
+  return call_guarded<void*>(Origin::connector, "unwrap_object", nullptr, [&]() -> void* {
+    Object* o = as_object(obj);
+    void* under = H5VLunwrap_object(o->under, o->under_vol_id);
+    if (under != nullptr) free_wrapper(o);
+    return under;
+  });
+}
+
+herr_t free_wrap_ctx(void* wrap_ctx) noexcept {
+  return call_guarded<herr_t>(Origin::connector, "free_wrap_ctx", -1, [&]() -> herr_t {
+    auto* ctx = static_cast<WrapContext*>(wrap_ctx);
+    const hid_t saved = H5Eget_current_stack();
+    if (ctx->under_wrap_ctx != nullptr) H5VLfree_wrap_ctx(ctx->under_wrap_ctx, ctx->under_vol_id);
+    H5Idec_ref(ctx->under_vol_id);
+    if (saved >= 0) H5Eset_current_stack(saved);
+    delete ctx;
+    return 0;
+  });
+}
+
+}  // namespace h5sparse::vol
