@@ -1,0 +1,96 @@
+// Section 0 of a structured chunk: which elements of a chunk are defined. In memory a chunk's
+// selection is a bitmap over the chunk's elements in row-major order; on disk it is one of
+// several encodings, chosen per chunk by size (docs/FORMAT.md, "Encoded selection").
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "h5sparse/codecs.hpp"
+
+namespace h5sparse {
+
+/// Encoding tags: the first byte of an encoded selection. Values never change meaning.
+enum class SelectionEncoding : std::uint8_t {
+  empty = 0,    ///< no element defined; nothing follows
+  all = 1,      ///< every element defined; nothing follows
+  bitmap = 2,   ///< ceil(n/8) bytes, element i at bit i%8 of byte i/8
+  offsets = 3,  ///< varint count, then varint gaps between sorted linear offsets
+  runs = 4,     ///< varint count, then (varint gap, varint length-1) per run
+  blocks = 5,   ///< varint count, then per block rank x (varint start, varint extent-1)
+};
+
+/// The defined elements of one chunk, as a bitmap over `element_count` elements.
+class ChunkSelection {
+ public:
+  ChunkSelection() = default;
+  explicit ChunkSelection(std::uint64_t element_count)
+      : count_(element_count), words_((element_count + 63) / 64, 0) {}
+
+  std::uint64_t element_count() const noexcept { return count_; }
+  bool test(std::uint64_t i) const noexcept { return words_[i >> 6] >> (i & 63) & 1; }
+  void set(std::uint64_t i) noexcept { words_[i >> 6] |= std::uint64_t(1) << (i & 63); }
+  void reset(std::uint64_t i) noexcept { words_[i >> 6] &= ~(std::uint64_t(1) << (i & 63)); }
+  void set_range(std::uint64_t first, std::uint64_t length) noexcept;
+  /// Number of defined elements.
+  std::uint64_t defined_count() const noexcept;
+  bool none() const noexcept { return defined_count() == 0; }
+  bool all() const noexcept { return defined_count() == count_; }
+
+  ChunkSelection& operator|=(const ChunkSelection& other) noexcept;
+  /// Removes every element of `other`.
+  ChunkSelection& subtract(const ChunkSelection& other) noexcept;
+  bool operator==(const ChunkSelection& other) const noexcept {
+    return count_ == other.count_ && words_ == other.words_;
+  }
+
+  /// Calls f(first, length) for every maximal run of defined elements, in order.
+  template <typename F>
+  void for_each_run(F&& f) const;
+
+  const std::vector<std::uint64_t>& words() const noexcept { return words_; }
+
+ private:
+  std::uint64_t count_ = 0;
+  std::vector<std::uint64_t> words_;
+};
+
+/// Encodes with the smallest encoding (ties go to the lower tag). `chunk_dims` (row-major,
+/// rank 1-32) lets the block encoding describe rectangles.
+Bytes encode_selection(const ChunkSelection& selection, const std::vector<std::uint64_t>& chunk_dims);
+
+/// Encodes with a given encoding (for tests and for callers that pin one).
+Bytes encode_selection_as(SelectionEncoding encoding, const ChunkSelection& selection,
+                          const std::vector<std::uint64_t>& chunk_dims);
+
+/// Decodes and validates: throws Error(corrupt_data) for an unknown tag, truncated input,
+/// trailing bytes, offsets or blocks outside the chunk, overlapping or unsorted entries.
+ChunkSelection decode_selection(const std::uint8_t* data, std::size_t size,
+                                const std::vector<std::uint64_t>& chunk_dims);
+
+template <typename F>
+void ChunkSelection::for_each_run(F&& f) const {
+  std::uint64_t i = 0;
+  while (i < count_) {
+    const std::uint64_t word = words_[i >> 6] >> (i & 63);
+    if (word == 0) {  // skip the rest of this word
+      i = (i | 63) + 1;
+      continue;
+    }
+    i += std::uint64_t(__builtin_ctzll(word));
+    if (i >= count_) break;
+    const std::uint64_t start = i;
+    while (i < count_) {
+      const std::uint64_t ones = ~(words_[i >> 6] >> (i & 63));
+      const std::uint64_t step = ones == 0 ? 64 - (i & 63) : std::uint64_t(__builtin_ctzll(ones));
+      const std::uint64_t limit = 64 - (i & 63);
+      i += step < limit ? step : limit;
+      if (step < limit) break;
+    }
+    if (i > count_) i = count_;
+    f(start, i - start);
+  }
+}
+
+}  // namespace h5sparse

@@ -1,0 +1,285 @@
+// Encoders and the validating decoder of section 0 (docs/FORMAT.md, "Encoded selection").
+#include "h5sparse/selection_codec.hpp"
+
+#include <algorithm>
+#include <optional>
+#include <string>
+
+#include "h5sparse/error.hpp"
+
+namespace h5sparse {
+namespace {
+
+void put_varint(Bytes& out, std::uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(std::uint8_t(v | 0x80));
+    v >>= 7;
+  }
+  out.push_back(std::uint8_t(v));
+}
+
+// Reads LEB128 varints with bounds and overflow checks.
+class VarintReader {
+ public:
+  VarintReader(const std::uint8_t* data, std::size_t size) : p_(data), end_(data + size) {}
+  std::uint64_t next() {
+    std::uint64_t v = 0;
+    for (unsigned shift = 0; shift < 64; shift += 7) {
+      fail_if(p_ == end_, ErrorCode::corrupt_data, "encoded selection is truncated");
+      const std::uint8_t byte = *p_++;
+      fail_if(shift == 63 && byte > 1, ErrorCode::corrupt_data, "encoded selection: varint overflows 64 bits");
+      v |= std::uint64_t(byte & 0x7F) << shift;
+      if (!(byte & 0x80)) return v;
+    }
+    throw Error(ErrorCode::corrupt_data, "encoded selection: varint longer than 10 bytes");
+  }
+  bool done() const { return p_ == end_; }
+
+ private:
+  const std::uint8_t* p_;
+  const std::uint8_t* end_;
+};
+
+std::uint64_t element_count_of(const std::vector<std::uint64_t>& dims) {
+  fail_if(dims.empty() || dims.size() > 32, ErrorCode::invalid_argument, "chunk rank must be 1-32");
+  std::uint64_t n = 1;
+  for (std::uint64_t d : dims) {
+    fail_if(d == 0 || n > UINT64_MAX / d, ErrorCode::invalid_argument, "chunk dimensions are zero or too large");
+    n *= d;
+  }
+  return n;
+}
+
+// The selection as one rectangle (start, extent per dimension) when it is exactly one.
+std::optional<std::vector<std::pair<std::uint64_t, std::uint64_t>>> as_single_block(
+    const ChunkSelection& s, const std::vector<std::uint64_t>& dims) {
+  const std::size_t rank = dims.size();
+  std::vector<std::uint64_t> lo(rank, UINT64_MAX), hi(rank, 0);
+  std::uint64_t defined = 0;
+  s.for_each_run([&](std::uint64_t first, std::uint64_t length) {
+    defined += length;
+    for (std::uint64_t linear : {first, first + length - 1}) {
+      std::uint64_t rest = linear;
+      for (std::size_t d = rank; d-- > 0;) {
+        const std::uint64_t c = rest % dims[d];
+        rest /= dims[d];
+        lo[d] = std::min(lo[d], c);
+        hi[d] = std::max(hi[d], c);
+      }
+    }
+  });
+  if (defined == 0) return std::nullopt;
+  std::uint64_t volume = 1;
+  for (std::size_t d = 0; d < rank; ++d) volume *= hi[d] - lo[d] + 1;
+  // Run endpoints bound every defined element along the last dimension only when runs do
+  // not wrap rows; the volume check below rejects any other shape.
+  if (volume != defined) return std::nullopt;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> block(rank);
+  for (std::size_t d = 0; d < rank; ++d) block[d] = {lo[d], hi[d] - lo[d] + 1};
+  // Verify: every element of the box is defined (equal counts + all inside the box).
+  bool inside = true;
+  s.for_each_run([&](std::uint64_t first, std::uint64_t length) {
+    for (std::uint64_t linear = first; inside && linear < first + length; ++linear) {
+      std::uint64_t rest = linear;
+      for (std::size_t d = rank; d-- > 0;) {
+        const std::uint64_t c = rest % dims[d];
+        rest /= dims[d];
+        if (c < lo[d] || c > hi[d]) inside = false;
+      }
+    }
+  });
+  if (!inside) return std::nullopt;
+  return block;
+}
+
+void fill_block(ChunkSelection& s, const std::vector<std::uint64_t>& dims,
+                const std::vector<std::pair<std::uint64_t, std::uint64_t>>& block) {
+  const std::size_t rank = dims.size();
+  std::vector<std::uint64_t> index(rank, 0);  // position within the block, last dim excluded
+  while (true) {
+    std::uint64_t linear = 0;
+    for (std::size_t d = 0; d < rank; ++d)
+      linear = linear * dims[d] + block[d].first + (d + 1 < rank ? index[d] : 0);
+    s.set_range(linear, block[rank - 1].second);
+    std::size_t d = rank - 1;
+    while (d-- > 0) {
+      if (++index[d] < block[d].second) break;
+      index[d] = 0;
+    }
+    if (d == std::size_t(-1)) return;
+  }
+}
+
+}  // namespace
+
+void ChunkSelection::set_range(std::uint64_t first, std::uint64_t length) noexcept {
+  for (std::uint64_t i = first; i < first + length;) {
+    if ((i & 63) == 0 && i + 64 <= first + length) {
+      words_[i >> 6] = ~std::uint64_t(0);
+      i += 64;
+    } else {
+      set(i++);
+    }
+  }
+}
+
+std::uint64_t ChunkSelection::defined_count() const noexcept {
+  std::uint64_t n = 0;
+  for (std::uint64_t w : words_) n += std::uint64_t(__builtin_popcountll(w));
+  return n;
+}
+
+ChunkSelection& ChunkSelection::operator|=(const ChunkSelection& other) noexcept {
+  for (std::size_t i = 0; i < words_.size() && i < other.words_.size(); ++i) words_[i] |= other.words_[i];
+  return *this;
+}
+
+ChunkSelection& ChunkSelection::subtract(const ChunkSelection& other) noexcept {
+  for (std::size_t i = 0; i < words_.size() && i < other.words_.size(); ++i) words_[i] &= ~other.words_[i];
+  return *this;
+}
+
+Bytes encode_selection_as(SelectionEncoding encoding, const ChunkSelection& s,
+                          const std::vector<std::uint64_t>& dims) {
+  fail_if(element_count_of(dims) != s.element_count(), ErrorCode::invalid_argument,
+          "selection size does not match the chunk dimensions");
+  Bytes out{std::uint8_t(encoding)};
+  switch (encoding) {
+    case SelectionEncoding::empty:
+      fail_if(!s.none(), ErrorCode::invalid_argument, "selection is not empty");
+      break;
+    case SelectionEncoding::all:
+      fail_if(!s.all(), ErrorCode::invalid_argument, "selection is not complete");
+      break;
+    case SelectionEncoding::bitmap: {
+      const std::size_t bytes = std::size_t((s.element_count() + 7) / 8);
+      out.resize(1 + bytes);
+      for (std::size_t i = 0; i < bytes; ++i) out[1 + i] = std::uint8_t(s.words()[i / 8] >> (8 * (i % 8)));
+      break;
+    }
+    case SelectionEncoding::offsets: {
+      put_varint(out, s.defined_count());
+      std::uint64_t next = 0;  // gap = offset - (previous offset + 1)
+      s.for_each_run([&](std::uint64_t first, std::uint64_t length) {
+        put_varint(out, first - next);
+        for (std::uint64_t k = 1; k < length; ++k) out.push_back(0);
+        next = first + length;
+      });
+      break;
+    }
+    case SelectionEncoding::runs: {
+      Bytes body;
+      std::uint64_t count = 0, next = 0;  // gap = start - end of previous run
+      s.for_each_run([&](std::uint64_t first, std::uint64_t length) {
+        put_varint(body, first - next);
+        put_varint(body, length - 1);
+        next = first + length;
+        ++count;
+      });
+      put_varint(out, count);
+      out.insert(out.end(), body.begin(), body.end());
+      break;
+    }
+    case SelectionEncoding::blocks: {
+      const auto block = as_single_block(s, dims);
+      fail_if(!block, ErrorCode::invalid_argument, "selection is not one block");
+      put_varint(out, 1);
+      for (const auto& [start, extent] : *block) {
+        put_varint(out, start);
+        put_varint(out, extent - 1);
+      }
+      break;
+    }
+    default:
+      throw Error(ErrorCode::invalid_argument, "unknown selection encoding");
+  }
+  return out;
+}
+
+Bytes encode_selection(const ChunkSelection& s, const std::vector<std::uint64_t>& dims) {
+  if (s.none()) return encode_selection_as(SelectionEncoding::empty, s, dims);
+  if (s.all()) return encode_selection_as(SelectionEncoding::all, s, dims);
+  Bytes best = encode_selection_as(SelectionEncoding::bitmap, s, dims);
+  for (SelectionEncoding e : {SelectionEncoding::offsets, SelectionEncoding::runs}) {
+    Bytes candidate = encode_selection_as(e, s, dims);
+    if (candidate.size() < best.size()) best.swap(candidate);
+  }
+  if (as_single_block(s, dims)) {
+    Bytes candidate = encode_selection_as(SelectionEncoding::blocks, s, dims);
+    if (candidate.size() < best.size()) best.swap(candidate);
+  }
+  return best;
+}
+
+ChunkSelection decode_selection(const std::uint8_t* data, std::size_t size,
+                                const std::vector<std::uint64_t>& dims) {
+  const std::uint64_t n = element_count_of(dims);
+  fail_if(size == 0, ErrorCode::corrupt_data, "encoded selection is empty (no encoding tag)");
+  ChunkSelection s(n);
+  VarintReader in(data + 1, size - 1);
+  switch (SelectionEncoding(data[0])) {
+    case SelectionEncoding::empty:
+      break;
+    case SelectionEncoding::all:
+      s.set_range(0, n);
+      break;
+    case SelectionEncoding::bitmap: {
+      fail_if(size - 1 != (n + 7) / 8, ErrorCode::corrupt_data,
+              "encoded selection: bitmap of " + std::to_string(size - 1) + " bytes for " + std::to_string(n) +
+                  " elements");
+      for (std::uint64_t i = 0; i < n; ++i)
+        if (data[1 + i / 8] >> (i % 8) & 1) s.set(i);
+      fail_if(n % 8 != 0 && (data[size - 1] >> (n % 8)) != 0, ErrorCode::corrupt_data,
+              "encoded selection: bitmap has bits past the last element");
+      return s;
+    }
+    case SelectionEncoding::offsets: {
+      const std::uint64_t count = in.next();
+      fail_if(count > n, ErrorCode::corrupt_data, "encoded selection: more offsets than elements");
+      std::uint64_t next = 0;
+      for (std::uint64_t k = 0; k < count; ++k) {
+        const std::uint64_t gap = in.next();
+        fail_if(next >= n || gap >= n - next, ErrorCode::corrupt_data, "encoded selection: offset outside the chunk");
+        next += gap;
+        s.set(next++);
+      }
+      break;
+    }
+    case SelectionEncoding::runs: {
+      const std::uint64_t count = in.next();
+      fail_if(count > n, ErrorCode::corrupt_data, "encoded selection: more runs than elements");
+      std::uint64_t next = 0;
+      for (std::uint64_t k = 0; k < count; ++k) {
+        const std::uint64_t gap = in.next();
+        const std::uint64_t length = in.next() + 1;
+        fail_if(length == 0 || gap > n - next || length > n - next - gap, ErrorCode::corrupt_data,
+                "encoded selection: run outside the chunk");
+        s.set_range(next + gap, length);
+        next += gap + length;
+      }
+      break;
+    }
+    case SelectionEncoding::blocks: {
+      const std::uint64_t count = in.next();
+      fail_if(count > n, ErrorCode::corrupt_data, "encoded selection: more blocks than elements");
+      for (std::uint64_t k = 0; k < count; ++k) {
+        std::vector<std::pair<std::uint64_t, std::uint64_t>> block(dims.size());
+        for (std::size_t d = 0; d < dims.size(); ++d) {
+          const std::uint64_t start = in.next();
+          const std::uint64_t extent = in.next() + 1;
+          fail_if(extent == 0 || start >= dims[d] || extent > dims[d] - start, ErrorCode::corrupt_data,
+                  "encoded selection: block outside the chunk");
+          block[d] = {start, extent};
+        }
+        fill_block(s, dims, block);
+      }
+      break;
+    }
+    default:
+      throw Error(ErrorCode::corrupt_data, "encoded selection: unknown encoding tag " + std::to_string(data[0]));
+  }
+  fail_if(!in.done(), ErrorCode::corrupt_data, "encoded selection has trailing bytes");
+  return s;
+}
+
+}  // namespace h5sparse

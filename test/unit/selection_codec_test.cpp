@@ -1,0 +1,127 @@
+// Section 0 codecs: every encoding round-trips, the smallest one is chosen, the Lifeboat
+// benchmark patterns meet their size targets, and corrupt input is rejected, never trusted.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+
+#include "h5sparse/error.hpp"
+#include "h5sparse/selection_codec.hpp"
+
+using namespace h5sparse;
+
+namespace {
+
+using Dims = std::vector<std::uint64_t>;
+
+ChunkSelection random_selection(std::uint64_t n, double density, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  std::bernoulli_distribution pick(density);
+  ChunkSelection s(n);
+  for (std::uint64_t i = 0; i < n; ++i)
+    if (pick(rng)) s.set(i);
+  return s;
+}
+
+std::vector<std::pair<std::uint64_t, std::uint64_t>> runs_of(const ChunkSelection& s) {
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> runs;
+  s.for_each_run([&](std::uint64_t f, std::uint64_t l) { runs.emplace_back(f, l); });
+  return runs;
+}
+
+}  // namespace
+
+TEST(ChunkSelection, RunsMatchBits) {
+  for (double density : {0.01, 0.3, 0.7, 0.99}) {
+    const ChunkSelection s = random_selection(1000, density, 7);
+    ChunkSelection rebuilt(1000);
+    for (auto [f, l] : runs_of(s)) rebuilt.set_range(f, l);
+    EXPECT_EQ(rebuilt, s);
+    const auto runs = runs_of(s);
+    for (std::size_t k = 1; k < runs.size(); ++k)
+      EXPECT_GT(runs[k].first, runs[k - 1].first + runs[k - 1].second);  // maximal: gaps between
+  }
+  ChunkSelection full(130);
+  full.set_range(0, 130);
+  EXPECT_EQ(runs_of(full), (std::vector<std::pair<std::uint64_t, std::uint64_t>>{{0, 130}}));
+}
+
+TEST(SelectionCodec, EveryEncodingRoundTrips) {
+  const Dims dims{7, 9, 13};
+  for (double density : {0.0, 0.02, 0.5, 0.97, 1.0}) {
+    const ChunkSelection s = random_selection(7 * 9 * 13, density, unsigned(density * 100));
+    for (auto e : {SelectionEncoding::bitmap, SelectionEncoding::offsets, SelectionEncoding::runs}) {
+      const Bytes b = encode_selection_as(e, s, dims);
+      EXPECT_EQ(decode_selection(b.data(), b.size(), dims), s);
+    }
+    const Bytes best = encode_selection(s, dims);
+    EXPECT_EQ(decode_selection(best.data(), best.size(), dims), s);
+  }
+}
+
+TEST(SelectionCodec, ChoosesTheSmallest) {
+  const Dims dims{64, 64};
+  ChunkSelection empty(4096), all(4096), rect(4096);
+  all.set_range(0, 4096);
+  for (int r = 10; r < 30; ++r) rect.set_range(std::uint64_t(r * 64 + 5), 40);
+  EXPECT_EQ(encode_selection(empty, dims), Bytes{0});
+  EXPECT_EQ(encode_selection(all, dims), Bytes{1});
+  const Bytes block = encode_selection(rect, dims);
+  EXPECT_EQ(block[0], std::uint8_t(SelectionEncoding::blocks));
+  EXPECT_LE(block.size(), 8u);
+  EXPECT_EQ(decode_selection(block.data(), block.size(), dims), rect);
+  EXPECT_EQ(encode_selection(random_selection(4096, 0.01, 1), dims)[0], std::uint8_t(SelectionEncoding::offsets));
+  EXPECT_EQ(encode_selection(random_selection(4096, 0.5, 1), dims)[0], std::uint8_t(SelectionEncoding::bitmap));
+}
+
+// The three patterns of the Lifeboat benchmark (1024x1024 uint8, 10% defined, one chunk).
+TEST(SelectionCodec, LifeboatPatternsMeetTargets) {
+  const Dims dims{1024, 1024};
+  std::mt19937_64 rng(42);
+  ChunkSelection points(1 << 20), rect(1 << 20), row_runs(1 << 20);
+  for (std::uint64_t r = 0; r < 1024; ++r) {
+    std::vector<std::uint64_t> cols(1024);
+    for (std::uint64_t c = 0; c < 1024; ++c) cols[c] = c;
+    std::shuffle(cols.begin(), cols.end(), rng);
+    for (int k = 0; k < 102; ++k) points.set(r * 1024 + cols[std::size_t(k)]);
+    row_runs.set_range(r * 1024 + rng() % (1024 - 102), 102);
+  }
+  for (std::uint64_t r = 0; r < 324; ++r) rect.set_range((100 + r) * 1024 + 200, 324);
+  EXPECT_LE(encode_selection(points, dims).size(), 131072u);
+  EXPECT_LE(encode_selection(rect, dims).size(), 64u);
+  EXPECT_LE(encode_selection(row_runs, dims).size(), 4200u);
+}
+
+TEST(SelectionCodec, RejectsCorruptInput) {
+  const Dims dims{16, 16};
+  auto corrupt = [&](Bytes b) {
+    try {
+      decode_selection(b.data(), b.size(), dims);
+      return false;
+    } catch (const Error& e) {
+      return e.code() == ErrorCode::corrupt_data;
+    }
+  };
+  EXPECT_TRUE(corrupt({}));
+  EXPECT_TRUE(corrupt({9}));                  // unknown tag
+  EXPECT_TRUE(corrupt({0, 0}));               // trailing byte
+  EXPECT_TRUE(corrupt({2, 1, 2}));            // short bitmap
+  EXPECT_TRUE(corrupt({3, 2, 5}));            // truncated offsets
+  EXPECT_TRUE(corrupt({3, 1, 0x80, 0x02}));   // offset 256 outside 256 elements
+  EXPECT_TRUE(corrupt({4, 1, 250, 1, 10}));   // run past the end
+  EXPECT_TRUE(corrupt({5, 1, 15, 1, 0, 0}));  // block past the end
+  EXPECT_TRUE(corrupt({3, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01}));  // overlong varint
+  // Random bytes after each tag: decode either succeeds with a valid selection or says corrupt.
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 20000; ++trial) {
+    Bytes b(1 + rng() % 12);
+    for (auto& x : b) x = std::uint8_t(rng());
+    b[0] = std::uint8_t(rng() % 7);
+    try {
+      const ChunkSelection s = decode_selection(b.data(), b.size(), dims);
+      EXPECT_LE(s.defined_count(), 256u);
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::corrupt_data);
+    }
+  }
+}
