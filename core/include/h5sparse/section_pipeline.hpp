@@ -1,0 +1,46 @@
+// Per-section filter pipelines of a structured chunk. A pipeline is a list of HDF5-style
+// filters (ID, flags, cd_values), run by the core's own codecs because HDF5 has no public
+// API to apply a filter to a buffer. Semantics follow H5Pset_filter2: filters run in order on
+// write and in reverse on read; an optional filter that does not pay is skipped and its bit
+// set in the section's filter mask; a mandatory one that fails fails the write.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "h5sparse/codecs.hpp"
+
+namespace h5sparse {
+
+constexpr unsigned kFilterFlagOptional = 0x0001;  // H5Z_FLAG_OPTIONAL
+
+struct SectionFilter {
+  int id = 0;
+  unsigned flags = 0;
+  std::vector<unsigned> cd_values;
+  bool operator==(const SectionFilter& o) const {
+    return id == o.id && flags == o.flags && cd_values == o.cd_values;
+  }
+};
+
+using SectionPipeline = std::vector<SectionFilter>;
+
+/// Throws Error(invalid_argument) naming the problem for a filter the core cannot run
+/// (supported: 1 deflate, 2 shuffle, 32000 lzf, 32001 blosc) or invalid parameters.
+void validate_pipeline(const SectionPipeline& pipeline);
+
+/// Runs the pipeline forward. `element_size` drives shuffle and blosc's typesize.
+/// Sets bit i of `*filter_mask` for each optional filter i that was skipped.
+Bytes apply_pipeline(const SectionPipeline& pipeline, Bytes data, std::size_t element_size,
+                     std::uint32_t* filter_mask);
+
+/// Runs the pipeline backward, skipping filters whose mask bit is set; the result must be
+/// exactly `unfiltered_size` bytes (else corrupt_data).
+Bytes reverse_pipeline(const SectionPipeline& pipeline, Bytes data, std::uint32_t filter_mask,
+                       std::size_t element_size, std::size_t unfiltered_size);
+
+/// Human-readable form, e.g. "shuffle, blosc(zstd, 5, bitshuffle)".
+std::string describe_pipeline(const SectionPipeline& pipeline);
+
+}  // namespace h5sparse

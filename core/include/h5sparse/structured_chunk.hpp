@@ -1,0 +1,78 @@
+// A structured chunk: section 0 (the encoded selection of defined elements) and section 1
+// (their values, in chunk-local row-major order, in the file datatype), each through its own
+// pipeline and checksum, behind a small self-checking header (docs/FORMAT.md).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "h5sparse/codecs.hpp"
+#include "h5sparse/section_pipeline.hpp"
+#include "h5sparse/selection_codec.hpp"
+
+namespace h5sparse {
+
+/// What every chunk of one sparse dataset shares.
+struct ChunkLayout {
+  std::vector<std::uint64_t> dims;  ///< chunk dimensions, row-major
+  std::size_t element_size = 0;     ///< bytes per element of the file datatype
+  SectionPipeline selection_pipeline;
+  SectionPipeline values_pipeline;
+
+  std::uint64_t element_count() const;
+};
+
+/// The decoded content of one chunk.
+struct StructuredChunk {
+  ChunkSelection defined;
+  Bytes values;  ///< defined_count() * element_size bytes
+
+  static StructuredChunk empty(const ChunkLayout& layout);
+};
+
+/// The RFC's "Filtered Structured Chunk Metadata" of one stored chunk.
+struct SectionInfo {
+  std::uint32_t stored_size;
+  std::uint32_t unfiltered_size;
+  std::uint32_t filter_mask;
+  std::uint32_t stored_checksum;  ///< low 32 bits of XXH3-64 of the stored (filtered) bytes
+  std::uint64_t checksum;         ///< XXH3-64 of the unfiltered bytes
+};
+
+struct ChunkHeader {
+  static constexpr std::size_t kSize = 60;
+  static constexpr std::uint8_t kVersion = 1;
+  std::array<SectionInfo, 2> sections;
+};
+
+/// Serializes a chunk: selection and values through their pipelines, checksums, header.
+Bytes encode_chunk(const StructuredChunk& chunk, const ChunkLayout& layout);
+
+/// Parses and validates the header only (magic, version, section count, header checksum,
+/// sizes adding up to `size`); throws Error(corrupt_data) naming the first problem.
+ChunkHeader read_chunk_header(const std::uint8_t* data, std::size_t size);
+
+/// Fully decodes and verifies a chunk (header, both pipelines, both checksums, selection,
+/// value count).
+StructuredChunk decode_chunk(const std::uint8_t* data, std::size_t size, const ChunkLayout& layout);
+
+/// Writes the dense chunk: defined elements from the chunk, the others `fill` (element_size
+/// bytes; null means zeros). `dense` holds element_count() * element_size bytes.
+void expand_to_dense(const StructuredChunk& chunk, const ChunkLayout& layout, const std::uint8_t* fill,
+                     std::uint8_t* dense);
+
+/// Turns a dense chunk into a structured one. When `undefined_value` is non-null, elements
+/// equal to it (byte for byte) are left undefined; otherwise every element is defined.
+StructuredChunk from_dense(const std::uint8_t* dense, const ChunkLayout& layout,
+                           const std::uint8_t* undefined_value);
+
+/// Defines `written` elements with `values` (written.defined_count() elements, row-major);
+/// elements defined before keep their values unless written.
+void merge_write(StructuredChunk& chunk, const ChunkSelection& written, const std::uint8_t* values,
+                 std::size_t element_size);
+
+/// Makes `erased` elements undefined.
+void erase(StructuredChunk& chunk, const ChunkSelection& erased, std::size_t element_size);
+
+}  // namespace h5sparse

@@ -1,0 +1,178 @@
+// Section pipelines over the core codecs (see section_pipeline.hpp for the semantics).
+#include "h5sparse/section_pipeline.hpp"
+
+#include <algorithm>
+
+#include "h5sparse/error.hpp"
+#include "h5sparse/filter_ids.hpp"
+
+namespace h5sparse {
+namespace {
+
+constexpr std::size_t kMaxFilters = 32;  // H5Z_MAX_NFILTERS
+
+BloscParams blosc_params(const SectionFilter& f, std::size_t element_size) {
+  BloscParams p;
+  p.typesize = element_size;
+  if (f.cd_values.size() > 4) p.clevel = int(f.cd_values[4]);
+  if (f.cd_values.size() > 5) p.shuffle = Shuffle(f.cd_values[5]);
+  if (f.cd_values.size() > 6) p.compressor = BloscCompressor(f.cd_values[6]);
+  p.nthreads = blosc_threads_from_environment();
+  return p;
+}
+
+// Bound for intermediate sizes when compressors are chained: no codec here expands its input
+// by more than this, so a larger result is corrupt data, not a valid stream.
+std::size_t expansion_bound(std::size_t size) { return size + size / 16 + 1024; }
+
+Bytes forward_one(const SectionFilter& f, const Bytes& in, std::size_t element_size) {
+  Bytes out;
+  switch (f.id) {
+    case kFilterShuffle:
+      out.resize(in.size());
+      shuffle_bytes(out.data(), in.data(), in.size(), element_size);
+      return out;
+    case kFilterDeflate: {
+      out.resize(expansion_bound(in.size()));
+      const int level = f.cd_values.empty() ? 6 : int(f.cd_values[0]);
+      out.resize(deflate_compress(out.data(), out.size(), in.data(), in.size(), level));
+      return out;
+    }
+    case kFilterLzf:
+      out.resize(in.size());
+      out.resize(lzf_compress(out.data(), out.size(), in.data(), in.size()));
+      return out;
+    case kFilterBlosc:
+      out.resize(in.size());
+      out.resize(blosc_compress(out.data(), out.size(), in.data(), in.size(), blosc_params(f, element_size)));
+      return out;
+  }
+  throw Error(ErrorCode::invalid_argument, "section filter " + std::to_string(f.id) + " is not supported");
+}
+
+Bytes reverse_one(const SectionFilter& f, const Bytes& in, std::size_t element_size, std::size_t final_size,
+                  bool last) {
+  Bytes out;
+  switch (f.id) {
+    case kFilterShuffle:
+      out.resize(in.size());
+      unshuffle_bytes(out.data(), in.data(), in.size(), element_size);
+      return out;
+    case kFilterDeflate:
+      if (last) {
+        out.resize(final_size);
+        deflate_decompress_exact(out.data(), out.size(), in.data(), in.size());
+        return out;
+      }
+      return deflate_decompress(in.data(), in.size(), final_size, expansion_bound(final_size));
+    case kFilterLzf: {
+      out.resize(last ? final_size : expansion_bound(final_size));
+      out.resize(lzf_decompress(out.data(), out.size(), in.data(), in.size()));
+      return out;
+    }
+    case kFilterBlosc: {
+      const std::size_t size = blosc_decoded_size(in.data(), in.size());
+      fail_if(size > expansion_bound(final_size), ErrorCode::corrupt_data, "blosc frame decodes too large");
+      out.resize(size);
+      blosc_decompress(out.data(), out.size(), in.data(), in.size(), blosc_threads_from_environment());
+      return out;
+    }
+  }
+  throw Error(ErrorCode::corrupt_data, "section filter " + std::to_string(f.id) + " is not supported");
+}
+
+}  // namespace
+
+void validate_pipeline(const SectionPipeline& pipeline) {
+  fail_if(pipeline.size() > kMaxFilters, ErrorCode::invalid_argument, "a section pipeline holds at most 32 filters");
+  for (const SectionFilter& f : pipeline) {
+    switch (f.id) {
+      case kFilterShuffle:
+      case kFilterLzf:
+        break;
+      case kFilterDeflate:
+        fail_if(!f.cd_values.empty() && f.cd_values[0] > 9, ErrorCode::invalid_argument,
+                "deflate level must be 0-9, got " + std::to_string(f.cd_values[0]));
+        break;
+      case kFilterBlosc: {
+        const auto& cd = f.cd_values;
+        fail_if(cd.size() > 4 && cd[4] > 9, ErrorCode::invalid_argument,
+                "blosc clevel must be 0-9, got " + std::to_string(cd.size() > 4 ? cd[4] : 0));
+        fail_if(cd.size() > 5 && cd[5] > 2, ErrorCode::invalid_argument,
+                "blosc shuffle must be 0 (none), 1 (byte) or 2 (bit)");
+        fail_if(cd.size() > 6 && (cd[6] > 5 || !blosc_compressor_available(BloscCompressor(cd[6]))),
+                ErrorCode::invalid_argument,
+                "blosc compressor must be 0 blosclz, 1 lz4, 2 lz4hc, 4 zlib or 5 zstd");
+        break;
+      }
+      default:
+        throw Error(ErrorCode::invalid_argument,
+                    "section filter " + std::to_string(f.id) +
+                        " is not supported; section pipelines run 1 (deflate), 2 (shuffle), 32000 (lzf), "
+                        "32001 (blosc)");
+    }
+  }
+}
+
+Bytes apply_pipeline(const SectionPipeline& pipeline, Bytes data, std::size_t element_size,
+                     std::uint32_t* filter_mask) {
+  *filter_mask = 0;
+  for (std::size_t i = 0; i < pipeline.size(); ++i) {
+    const SectionFilter& f = pipeline[i];
+    if (data.empty()) {  // nothing to filter: record the filter as skipped
+      *filter_mask |= 1u << i;
+      continue;
+    }
+    Bytes out = forward_one(f, data, element_size);
+    const bool compressor = f.id != kFilterShuffle;
+    if (compressor && (out.empty() || out.size() >= data.size())) {
+      fail_if(!(f.flags & kFilterFlagOptional) && out.empty(), ErrorCode::codec_failure,
+              "mandatory section filter " + std::to_string(f.id) + " cannot compress this section");
+      if (f.flags & kFilterFlagOptional) {
+        *filter_mask |= 1u << i;
+        continue;
+      }
+    }
+    data.swap(out);
+  }
+  return data;
+}
+
+Bytes reverse_pipeline(const SectionPipeline& pipeline, Bytes data, std::uint32_t filter_mask,
+                       std::size_t element_size, std::size_t unfiltered_size) {
+  fail_if(pipeline.size() < 32 && (filter_mask >> pipeline.size()) != 0, ErrorCode::corrupt_data,
+          "filter mask names filters the section pipeline does not have");
+  std::size_t last_active = 0;  // the lowest unmasked index runs last on read
+  while (last_active < pipeline.size() && (filter_mask >> last_active & 1)) ++last_active;
+  for (std::size_t i = pipeline.size(); i-- > 0;) {
+    if (filter_mask >> i & 1) continue;
+    data = reverse_one(pipeline[i], data, element_size, unfiltered_size, i == last_active);
+  }
+  fail_if(data.size() != unfiltered_size, ErrorCode::corrupt_data,
+          "section decodes to " + std::to_string(data.size()) + " bytes, expected " + std::to_string(unfiltered_size));
+  return data;
+}
+
+std::string describe_pipeline(const SectionPipeline& pipeline) {
+  if (pipeline.empty()) return "none";
+  static const char* const kShuffles[] = {"noshuffle", "shuffle", "bitshuffle"};
+  std::string text;
+  for (const SectionFilter& f : pipeline) {
+    if (!text.empty()) text += ", ";
+    switch (f.id) {
+      case kFilterShuffle: text += "shuffle"; break;
+      case kFilterDeflate: text += "deflate(" + std::to_string(f.cd_values.empty() ? 6 : f.cd_values[0]) + ")"; break;
+      case kFilterLzf: text += "lzf"; break;
+      case kFilterBlosc: {
+        const auto& cd = f.cd_values;
+        text += std::string("blosc(") + blosc_compressor_name(BloscCompressor(cd.size() > 6 ? cd[6] : 0)) + ", " +
+                std::to_string(cd.size() > 4 ? cd[4] : 5) + ", " + kShuffles[cd.size() > 5 && cd[5] <= 2 ? cd[5] : 1] + ")";
+        break;
+      }
+      default: text += "filter " + std::to_string(f.id);
+    }
+  }
+  return text;
+}
+
+}  // namespace h5sparse

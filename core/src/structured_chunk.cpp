@@ -1,0 +1,231 @@
+// Structured chunk serialization, validation, and the dense/merge/erase transformations.
+#include "h5sparse/structured_chunk.hpp"
+
+#include <xxhash.h>
+
+#include <cstring>
+#include <string>
+
+#include "h5sparse/error.hpp"
+
+namespace h5sparse {
+namespace {
+
+constexpr std::uint8_t kMagic[4] = {'H', '5', 'S', 'C'};
+constexpr std::size_t kSectionInfoSize = 24;
+constexpr std::size_t kHeaderChecksumOffset = 56;
+
+void put_u32(std::uint8_t* p, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) p[i] = std::uint8_t(v >> (8 * i));
+}
+void put_u64(std::uint8_t* p, std::uint64_t v) {
+  for (int i = 0; i < 8; ++i) p[i] = std::uint8_t(v >> (8 * i));
+}
+std::uint32_t get_u32(const std::uint8_t* p) {
+  std::uint32_t v = 0;
+  for (int i = 0; i < 4; ++i) v |= std::uint32_t(p[i]) << (8 * i);
+  return v;
+}
+std::uint64_t get_u64(const std::uint8_t* p) {
+  std::uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v |= std::uint64_t(p[i]) << (8 * i);
+  return v;
+}
+
+std::uint64_t checksum(const Bytes& b) { return XXH3_64bits(b.data(), b.size()); }
+
+std::uint32_t checked_u32(std::size_t size, const char* what) {
+  fail_if(size > 0xFFFFFFFFu, ErrorCode::unsupported, std::string(what) + " exceeds 4 GiB");
+  return std::uint32_t(size);
+}
+
+// Gathers, for each defined element, which one of the chunk's elements it is (row-major).
+template <typename F>
+void for_each_defined(const ChunkSelection& s, F&& f) {
+  s.for_each_run([&](std::uint64_t first, std::uint64_t length) {
+    for (std::uint64_t i = first; i < first + length; ++i) f(i);
+  });
+}
+
+}  // namespace
+
+std::uint64_t ChunkLayout::element_count() const {
+  std::uint64_t n = 1;
+  for (std::uint64_t d : dims) n *= d;
+  return n;
+}
+
+StructuredChunk StructuredChunk::empty(const ChunkLayout& layout) {
+  return StructuredChunk{ChunkSelection(layout.element_count()), {}};
+}
+
+Bytes encode_chunk(const StructuredChunk& chunk, const ChunkLayout& layout) {
+  fail_if(chunk.values.size() != chunk.defined.defined_count() * layout.element_size, ErrorCode::invalid_argument,
+          "chunk values do not match its defined elements");
+  const Bytes selection = encode_selection(chunk.defined, layout.dims);
+  std::array<Bytes, 2> unfiltered = {selection, chunk.values};
+  std::array<Bytes, 2> stored;
+  ChunkHeader header{};
+  const std::size_t element_sizes[2] = {1, layout.element_size};
+  const SectionPipeline* pipelines[2] = {&layout.selection_pipeline, &layout.values_pipeline};
+  for (int s = 0; s < 2; ++s) {
+    SectionInfo& info = header.sections[std::size_t(s)];
+    info.unfiltered_size = checked_u32(unfiltered[s].size(), "section");
+    info.checksum = checksum(unfiltered[s]);
+    stored[s] = apply_pipeline(*pipelines[s], unfiltered[s], element_sizes[s], &info.filter_mask);
+    info.stored_size = checked_u32(stored[s].size(), "filtered section");
+    info.stored_checksum = std::uint32_t(checksum(stored[s]));
+  }
+  Bytes out(ChunkHeader::kSize + stored[0].size() + stored[1].size());
+  std::memcpy(out.data(), kMagic, 4);
+  out[4] = ChunkHeader::kVersion;
+  out[5] = 2;  // section count
+  out[6] = out[7] = 0;
+  for (int s = 0; s < 2; ++s) {
+    std::uint8_t* p = out.data() + 8 + kSectionInfoSize * std::size_t(s);
+    const SectionInfo& info = header.sections[std::size_t(s)];
+    put_u32(p, info.stored_size);
+    put_u32(p + 4, info.unfiltered_size);
+    put_u32(p + 8, info.filter_mask);
+    put_u32(p + 12, info.stored_checksum);
+    put_u64(p + 16, info.checksum);
+  }
+  put_u32(out.data() + kHeaderChecksumOffset, std::uint32_t(XXH3_64bits(out.data(), kHeaderChecksumOffset)));
+  std::memcpy(out.data() + ChunkHeader::kSize, stored[0].data(), stored[0].size());
+  std::memcpy(out.data() + ChunkHeader::kSize + stored[0].size(), stored[1].data(), stored[1].size());
+  return out;
+}
+
+ChunkHeader read_chunk_header(const std::uint8_t* data, std::size_t size) {
+  fail_if(size < ChunkHeader::kSize, ErrorCode::corrupt_data,
+          "structured chunk of " + std::to_string(size) + " bytes is shorter than its 60-byte header");
+  fail_if(std::memcmp(data, kMagic, 4) != 0, ErrorCode::corrupt_data, "structured chunk has no H5SC magic");
+  fail_if(std::uint32_t(XXH3_64bits(data, kHeaderChecksumOffset)) != get_u32(data + kHeaderChecksumOffset),
+          ErrorCode::corrupt_data, "structured chunk header checksum mismatch");
+  fail_if(data[4] != ChunkHeader::kVersion, ErrorCode::unsupported,
+          "structured chunk format version " + std::to_string(data[4]) + " is newer than this reader (1)");
+  fail_if(data[5] != 2 || data[6] != 0 || data[7] != 0, ErrorCode::corrupt_data,
+          "structured chunk header: unexpected section count or reserved bits");
+  ChunkHeader header{};
+  std::uint64_t total = ChunkHeader::kSize;
+  for (int s = 0; s < 2; ++s) {
+    const std::uint8_t* p = data + 8 + kSectionInfoSize * std::size_t(s);
+    SectionInfo& info = header.sections[std::size_t(s)];
+    info.stored_size = get_u32(p);
+    info.unfiltered_size = get_u32(p + 4);
+    info.filter_mask = get_u32(p + 8);
+    info.stored_checksum = get_u32(p + 12);
+    info.checksum = get_u64(p + 16);
+    total += info.stored_size;
+  }
+  fail_if(total != size, ErrorCode::corrupt_data,
+          "structured chunk sections add up to " + std::to_string(total) + " bytes, stored chunk has " +
+              std::to_string(size));
+  return header;
+}
+
+StructuredChunk decode_chunk(const std::uint8_t* data, std::size_t size, const ChunkLayout& layout) {
+  const ChunkHeader header = read_chunk_header(data, size);
+  const std::size_t element_sizes[2] = {1, layout.element_size};
+  const SectionPipeline* pipelines[2] = {&layout.selection_pipeline, &layout.values_pipeline};
+  static const char* const kNames[2] = {"section 0 (selection)", "section 1 (values)"};
+  std::array<Bytes, 2> sections;
+  const std::uint8_t* p = data + ChunkHeader::kSize;
+  for (int s = 0; s < 2; ++s) {
+    const SectionInfo& info = header.sections[std::size_t(s)];
+    // Catches any flipped stored byte, also one a codec would silently decode the same.
+    fail_if(std::uint32_t(XXH3_64bits(p, info.stored_size)) != info.stored_checksum, ErrorCode::corrupt_data,
+            std::string(kNames[s]) + " stored-bytes checksum mismatch");
+    try {
+      sections[s] = reverse_pipeline(*pipelines[s], Bytes(p, p + info.stored_size), info.filter_mask,
+                                     element_sizes[s], info.unfiltered_size);
+    } catch (const Error& e) {
+      throw Error(ErrorCode::corrupt_data, std::string(kNames[s]) + ": " + e.what());
+    }
+    fail_if(checksum(sections[s]) != info.checksum, ErrorCode::corrupt_data,
+            std::string(kNames[s]) + " checksum mismatch");
+    p += info.stored_size;
+  }
+  StructuredChunk chunk;
+  try {
+    chunk.defined = decode_selection(sections[0].data(), sections[0].size(), layout.dims);
+  } catch (const Error& e) {
+    throw Error(ErrorCode::corrupt_data, std::string(kNames[0]) + ": " + e.what());
+  }
+  fail_if(sections[1].size() != chunk.defined.defined_count() * layout.element_size, ErrorCode::corrupt_data,
+          "section 1 (values) holds " + std::to_string(sections[1].size()) + " bytes for " +
+              std::to_string(chunk.defined.defined_count()) + " defined elements");
+  chunk.values = std::move(sections[1]);
+  return chunk;
+}
+
+void expand_to_dense(const StructuredChunk& chunk, const ChunkLayout& layout, const std::uint8_t* fill,
+                     std::uint8_t* dense) {
+  const std::size_t es = layout.element_size;
+  const std::uint64_t n = layout.element_count();
+  if (fill == nullptr) {
+    std::memset(dense, 0, n * es);
+  } else {
+    for (std::uint64_t i = 0; i < n; ++i) std::memcpy(dense + i * es, fill, es);
+  }
+  const std::uint8_t* v = chunk.values.data();
+  chunk.defined.for_each_run([&](std::uint64_t first, std::uint64_t length) {
+    std::memcpy(dense + first * es, v, length * es);
+    v += length * es;
+  });
+}
+
+StructuredChunk from_dense(const std::uint8_t* dense, const ChunkLayout& layout,
+                           const std::uint8_t* undefined_value) {
+  const std::size_t es = layout.element_size;
+  const std::uint64_t n = layout.element_count();
+  StructuredChunk chunk = StructuredChunk::empty(layout);
+  if (undefined_value == nullptr) {
+    chunk.defined.set_range(0, n);
+    chunk.values.assign(dense, dense + n * es);
+    return chunk;
+  }
+  chunk.values.reserve(n * es / 4);
+  for (std::uint64_t i = 0; i < n; ++i) {
+    if (std::memcmp(dense + i * es, undefined_value, es) == 0) continue;
+    chunk.defined.set(i);
+    chunk.values.insert(chunk.values.end(), dense + i * es, dense + (i + 1) * es);
+  }
+  return chunk;
+}
+
+void merge_write(StructuredChunk& chunk, const ChunkSelection& written, const std::uint8_t* values,
+                 std::size_t element_size) {
+  ChunkSelection merged = chunk.defined;
+  merged |= written;
+  Bytes out;
+  out.reserve(merged.defined_count() * element_size);
+  const std::uint8_t* old_value = chunk.values.data();
+  const std::uint8_t* new_value = values;
+  for_each_defined(merged, [&](std::uint64_t i) {
+    const bool was = chunk.defined.test(i);
+    if (written.test(i)) {
+      out.insert(out.end(), new_value, new_value + element_size);
+      new_value += element_size;
+    } else {
+      out.insert(out.end(), old_value, old_value + element_size);
+    }
+    if (was) old_value += element_size;
+  });
+  chunk.defined = std::move(merged);
+  chunk.values = std::move(out);
+}
+
+void erase(StructuredChunk& chunk, const ChunkSelection& erased, std::size_t element_size) {
+  Bytes out;
+  out.reserve(chunk.values.size());
+  const std::uint8_t* value = chunk.values.data();
+  for_each_defined(chunk.defined, [&](std::uint64_t i) {
+    if (!erased.test(i)) out.insert(out.end(), value, value + element_size);
+    value += element_size;
+  });
+  chunk.defined.subtract(erased);
+  chunk.values = std::move(out);
+}
+
+}  // namespace h5sparse

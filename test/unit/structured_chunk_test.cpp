@@ -1,0 +1,178 @@
+// Structured chunks: round trips through every section pipeline, merge/erase semantics
+// against a dense model, dense conversion, cd_values forms, and corruption detection.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+
+#include "h5sparse/error.hpp"
+#include "h5sparse/filter_ids.hpp"
+#include "h5sparse/sparse_layout.hpp"
+#include "h5sparse/structured_chunk.hpp"
+
+using namespace h5sparse;
+
+namespace {
+
+const SectionPipeline kPipelines[] = {
+    {},
+    {{kFilterDeflate, 0, {6}}},
+    {{kFilterShuffle, 0, {}}, {kFilterDeflate, 0, {4}}},
+    {{kFilterLzf, kFilterFlagOptional, {}}},
+    {{kFilterShuffle, 0, {}}, {kFilterLzf, kFilterFlagOptional, {}}},
+    {{kFilterBlosc, kFilterFlagOptional, {2, 2, 0, 0, 5, 1, 1}}},
+    {{kFilterBlosc, kFilterFlagOptional, {2, 2, 0, 0, 5, 2, 5}}},
+    {{kFilterBlosc, kFilterFlagOptional, {2, 2, 0, 0, 9, 1, 4}}, {kFilterDeflate, 0, {1}}},
+};
+
+ChunkLayout layout_with(SectionPipeline selection, SectionPipeline values) {
+  ChunkLayout l;
+  l.dims = {16, 24};
+  l.element_size = 4;
+  l.selection_pipeline = std::move(selection);
+  l.values_pipeline = std::move(values);
+  return l;
+}
+
+// A dense model of one chunk: value per element and whether it is defined.
+struct Model {
+  std::vector<std::uint32_t> value;
+  std::vector<bool> defined;
+};
+
+StructuredChunk random_chunk(const ChunkLayout& l, double density, std::mt19937& rng) {
+  StructuredChunk c = StructuredChunk::empty(l);
+  std::bernoulli_distribution pick(density);
+  for (std::uint64_t i = 0; i < l.element_count(); ++i) {
+    if (!pick(rng)) continue;
+    c.defined.set(i);
+    const std::uint32_t v = std::uint32_t(i * 3 + 7);
+    c.values.insert(c.values.end(), reinterpret_cast<const std::uint8_t*>(&v),
+                    reinterpret_cast<const std::uint8_t*>(&v) + 4);
+  }
+  return c;
+}
+
+}  // namespace
+
+TEST(StructuredChunk, RoundTripsThroughEveryPipeline) {
+  std::mt19937 rng(1);
+  for (const auto& selection : kPipelines) {
+    for (const auto& values : kPipelines) {
+      const ChunkLayout l = layout_with(selection, values);
+      for (double density : {0.0, 0.05, 0.5, 1.0}) {
+        const StructuredChunk c = random_chunk(l, density, rng);
+        const Bytes stored = encode_chunk(c, l);
+        const StructuredChunk back = decode_chunk(stored.data(), stored.size(), l);
+        EXPECT_EQ(back.defined, c.defined);
+        EXPECT_EQ(back.values, c.values);
+        const ChunkHeader h = read_chunk_header(stored.data(), stored.size());
+        EXPECT_EQ(h.sections[1].unfiltered_size, c.values.size());
+      }
+    }
+  }
+}
+
+TEST(StructuredChunk, MergeAndEraseFollowTheModel) {
+  const ChunkLayout l = layout_with({}, {{kFilterShuffle, 0, {}}, {kFilterDeflate, 0, {1}}});
+  const std::uint64_t n = l.element_count();
+  std::mt19937 rng(2);
+  Model model{std::vector<std::uint32_t>(n, 0), std::vector<bool>(n, false)};
+  StructuredChunk chunk = StructuredChunk::empty(l);
+  for (int step = 0; step < 300; ++step) {
+    ChunkSelection sel(n);
+    std::bernoulli_distribution pick(std::uniform_real_distribution<double>(0, 0.3)(rng));
+    std::vector<std::uint32_t> written;
+    for (std::uint64_t i = 0; i < n; ++i) {
+      if (!pick(rng)) continue;
+      sel.set(i);
+      written.push_back(std::uint32_t(rng()));
+    }
+    if (step % 3 == 2) {
+      erase(chunk, sel, 4);
+      for (std::uint64_t i = 0; i < n; ++i)
+        if (sel.test(i)) model.defined[i] = false;
+    } else {
+      merge_write(chunk, sel, reinterpret_cast<const std::uint8_t*>(written.data()), 4);
+      std::size_t k = 0;
+      for (std::uint64_t i = 0; i < n; ++i)
+        if (sel.test(i)) model.value[i] = written[k++], model.defined[i] = true;
+    }
+    const Bytes stored = encode_chunk(chunk, l);
+    chunk = decode_chunk(stored.data(), stored.size(), l);
+    const std::uint32_t fill = 0xDEADBEEF;
+    std::vector<std::uint32_t> dense(n);
+    expand_to_dense(chunk, l, reinterpret_cast<const std::uint8_t*>(&fill),
+                    reinterpret_cast<std::uint8_t*>(dense.data()));
+    for (std::uint64_t i = 0; i < n; ++i) {
+      ASSERT_EQ(chunk.defined.test(i), model.defined[i]) << "step " << step << " element " << i;
+      ASSERT_EQ(dense[i], model.defined[i] ? model.value[i] : fill) << "step " << step << " element " << i;
+    }
+  }
+}
+
+TEST(StructuredChunk, FromDense) {
+  const ChunkLayout l = layout_with({}, {});
+  std::vector<std::uint32_t> dense(l.element_count(), 0);
+  dense[5] = 9;
+  dense[300] = 1;
+  const std::uint32_t zero = 0;
+  const StructuredChunk sparse = from_dense(reinterpret_cast<const std::uint8_t*>(dense.data()), l,
+                                            reinterpret_cast<const std::uint8_t*>(&zero));
+  EXPECT_EQ(sparse.defined.defined_count(), 2u);
+  EXPECT_TRUE(sparse.defined.test(5) && sparse.defined.test(300));
+  const StructuredChunk full = from_dense(reinterpret_cast<const std::uint8_t*>(dense.data()), l, nullptr);
+  EXPECT_TRUE(full.defined.all());
+}
+
+TEST(StructuredChunk, EveryFlippedByteIsDetected) {
+  const ChunkLayout l = layout_with({{kFilterDeflate, 0, {5}}}, {{kFilterBlosc, kFilterFlagOptional, {2, 2, 0, 0, 5, 1, 1}}});
+  std::mt19937 rng(3);
+  const StructuredChunk c = random_chunk(l, 0.3, rng);
+  const Bytes stored = encode_chunk(c, l);
+  for (std::size_t pos = 0; pos < stored.size(); ++pos) {
+    for (std::uint8_t flip : {std::uint8_t(1), std::uint8_t(0x80), std::uint8_t(0xFF)}) {
+      Bytes bad = stored;
+      bad[pos] ^= flip;
+      try {
+        decode_chunk(bad.data(), bad.size(), l);
+        FAIL() << "flip at " << pos << " went undetected";
+      } catch (const Error& e) {
+        EXPECT_TRUE(e.code() == ErrorCode::corrupt_data || e.code() == ErrorCode::unsupported) << e.what();
+      }
+    }
+  }
+  for (std::size_t cut : {std::size_t(0), std::size_t(10), std::size_t(51), stored.size() - 1})
+    EXPECT_THROW(decode_chunk(stored.data(), cut, l), Error);
+}
+
+TEST(SparseLayout, RequestAndCompleteForms) {
+  SparseParams p;
+  p.options = kOptionFillIsUndefined;
+  p.layout = layout_with({{kFilterDeflate, 0, {9}}}, {{kFilterShuffle, 0, {}}, {kFilterLzf, 1, {}}});
+  p.fill = {1, 2, 3, 4};
+  const std::vector<unsigned> request = to_request(p);
+  const SparseParams parsed = parse_request(request);
+  EXPECT_EQ(parsed.options, p.options);
+  EXPECT_EQ(parsed.layout.selection_pipeline, p.layout.selection_pipeline);
+  EXPECT_EQ(parsed.layout.values_pipeline, p.layout.values_pipeline);
+  const std::vector<unsigned> complete = to_cd_values(p);
+  EXPECT_TRUE(is_complete_form(complete.data(), complete.size()));
+  const SparseParams back = from_cd_values(complete.data(), complete.size());
+  EXPECT_EQ(back.layout.dims, p.layout.dims);
+  EXPECT_EQ(back.layout.element_size, 4u);
+  EXPECT_EQ(back.fill, p.fill);
+  EXPECT_EQ(back.layout.values_pipeline, p.layout.values_pipeline);
+  EXPECT_EQ(parse_request({}).options, 0u);
+}
+
+TEST(SparseLayout, BadParametersAreRefused) {
+  EXPECT_THROW(parse_request({4}), Error);                       // unknown option bit
+  EXPECT_THROW(parse_request({0, 1, 307, 0, 0}), Error);         // bzip2: not a section filter
+  EXPECT_THROW(parse_request({0, 1, 1, 0, 1, 12}), Error);       // deflate level 12
+  EXPECT_THROW(parse_request({0, 1, 1, 0}), Error);              // truncated filter
+  EXPECT_THROW(parse_request({0, 0, 0, 7}), Error);              // trailing values
+  EXPECT_THROW(parse_request({0, 0, 1, 32001, 1, 7, 0, 0, 0, 0, 5, 3, 1}), Error);  // blosc shuffle 3
+  const std::vector<unsigned> truncated = {kSparseParamsMagic, 0, 4, 2, 16};
+  EXPECT_THROW(from_cd_values(truncated.data(), truncated.size()), Error);
+}
