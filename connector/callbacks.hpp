@@ -26,6 +26,12 @@ herr_t object_copy(void* src_obj, const H5VL_loc_params_t* src_loc_params, const
                    hid_t dxpl_id, void** req) noexcept;
 
 // dataset_callbacks.cpp
+void* dataset_create(void* obj, const H5VL_loc_params_t* loc_params, const char* name, hid_t lcpl_id, hid_t type_id,
+                     hid_t space_id, hid_t dcpl_id, hid_t dapl_id, hid_t dxpl_id, void** req) noexcept;
+void* dataset_open(void* obj, const H5VL_loc_params_t* loc_params, const char* name, hid_t dapl_id, hid_t dxpl_id,
+                   void** req) noexcept;
+herr_t dataset_optional(void* obj, H5VL_optional_args_t* args, hid_t dxpl_id, void** req) noexcept;
+herr_t dataset_close(void* dset, hid_t dxpl_id, void** req) noexcept;
 herr_t dataset_read(size_t count, void* dset[], hid_t mem_type_id[], hid_t mem_space_id[], hid_t file_space_id[],
                     hid_t dxpl_id, void* buf[], void** req) noexcept;
 herr_t dataset_write(size_t count, void* dset[], hid_t mem_type_id[], hid_t mem_space_id[], hid_t file_space_id[],

@@ -53,14 +53,14 @@ extern const H5VL_class_t kConnectorClass = {
     },
     {
         // dataset
-        ForwardOpen<H5VLdataset_create>::call,
-        ForwardOpen<H5VLdataset_open>::call,
+        dataset_create,
+        dataset_open,
         dataset_read,
         dataset_write,
         ForwardIdAt1<H5VLdataset_get>::call,
         ForwardIdAt1<H5VLdataset_specific>::call,
-        ForwardIdAt1<H5VLdataset_optional>::call,
-        ForwardClose<H5VLdataset_close>::call,
+        dataset_optional,
+        dataset_close,
     },
     {
         // datatype

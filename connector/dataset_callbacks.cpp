@@ -1,28 +1,65 @@
-// Dataset I/O: HDF5 1.14 hands a connector several datasets at once (H5Dread_multi); each
-// is unwrapped to the object below. Sparse datasets will branch off here.
+// Dataset callbacks written by hand: create/open recognise sparse datasets, writes to them
+// take the structured-chunk path, our optional operations are served here. HDF5 1.14 hands a
+// connector several datasets at once (H5Dwrite_multi): sparse ones are written one by one,
+// the rest forwarded together. Reads are forwarded: the structured-chunk filter below expands
+// chunks with the fill value.
 #include <H5VLconnector_passthru.h>
 
 #include <vector>
 
 #include "callbacks.hpp"
 #include "error_stack.hpp"
+#include "h5sparse_vol.h"
 #include "object.hpp"
+#include "optional_ops.hpp"
+#include "sparse_dataset.hpp"
 
 namespace h5sparse::vol {
 namespace {
 
-std::vector<void*> unders(size_t count, void* dset[]) {
-  std::vector<void*> out(count);
-  for (size_t i = 0; i < count; ++i) out[i] = as_object(dset[i])->under;
-  return out;
+using hdf5::call_guarded;
+using hdf5::Origin;
+
+Object* wrap_dataset(void* under, hid_t under_vol_id, hid_t dxpl_id, void** req) {
+  if (under == nullptr) return nullptr;
+  wrap_request(req, under_vol_id);
+  Object* object = wrap_under(under, under_vol_id);
+  try {
+    object->sparse = SparseDataset::detect(under, under_vol_id, dxpl_id);
+  } catch (...) {
+    // Keep the dataset usable for reads through the native path; writes will re-detect.
+    object->sparse.reset();
+    throw;
+  }
+  return object;
 }
 
 }  // namespace
 
+void* dataset_create(void* obj, const H5VL_loc_params_t* loc_params, const char* name, hid_t lcpl_id, hid_t type_id,
+                     hid_t space_id, hid_t dcpl_id, hid_t dapl_id, hid_t dxpl_id, void** req) noexcept {
+  return call_guarded<void*>(Origin::connector, "dataset_create", nullptr, [&]() -> void* {
+    Object* o = as_object(obj);
+    void* under = H5VLdataset_create(o->under, loc_params, o->under_vol_id, name, lcpl_id, type_id, space_id,
+                                     dcpl_id, dapl_id, dxpl_id, req);
+    return wrap_dataset(under, o->under_vol_id, dxpl_id, req);
+  });
+}
+
+void* dataset_open(void* obj, const H5VL_loc_params_t* loc_params, const char* name, hid_t dapl_id, hid_t dxpl_id,
+                   void** req) noexcept {
+  return call_guarded<void*>(Origin::connector, "dataset_open", nullptr, [&]() -> void* {
+    Object* o = as_object(obj);
+    void* under = H5VLdataset_open(o->under, loc_params, o->under_vol_id, name, dapl_id, dxpl_id, req);
+    return wrap_dataset(under, o->under_vol_id, dxpl_id, req);
+  });
+}
+
 herr_t dataset_read(size_t count, void* dset[], hid_t mem_type_id[], hid_t mem_space_id[], hid_t file_space_id[],
                     hid_t dxpl_id, void* buf[], void** req) noexcept {
-  return hdf5::call_guarded<herr_t>(hdf5::Origin::connector, "dataset_read", -1, [&]() -> herr_t {
-    std::vector<void*> under = unders(count, dset);
+  return call_guarded<herr_t>(Origin::connector, "dataset_read", -1, [&]() -> herr_t {
+    std::vector<void*> under(count);
+    for (size_t i = 0; i < count; ++i) under[i] = as_object(dset[i])->under;
     const hid_t under_vol_id = as_object(dset[0])->under_vol_id;
     const herr_t rc = H5VLdataset_read(count, under.data(), under_vol_id, mem_type_id, mem_space_id,
                                        file_space_id, dxpl_id, buf, req);
@@ -33,12 +70,60 @@ herr_t dataset_read(size_t count, void* dset[], hid_t mem_type_id[], hid_t mem_s
 
 herr_t dataset_write(size_t count, void* dset[], hid_t mem_type_id[], hid_t mem_space_id[], hid_t file_space_id[],
                      hid_t dxpl_id, const void* buf[], void** req) noexcept {
-  return hdf5::call_guarded<herr_t>(hdf5::Origin::connector, "dataset_write", -1, [&]() -> herr_t {
-    std::vector<void*> under = unders(count, dset);
+  return call_guarded<herr_t>(Origin::connector, "dataset_write", -1, [&]() -> herr_t {
+    std::vector<void*> under;
+    std::vector<hid_t> mem_types, mem_spaces, file_spaces;
+    std::vector<const void*> bufs;
+    for (size_t i = 0; i < count; ++i) {
+      Object* o = as_object(dset[i]);
+      if (o->sparse) {
+        o->sparse->write(mem_type_id[i], mem_space_id[i], file_space_id[i], dxpl_id, buf[i]);
+        continue;
+      }
+      under.push_back(o->under);
+      mem_types.push_back(mem_type_id[i]);
+      mem_spaces.push_back(mem_space_id[i]);
+      file_spaces.push_back(file_space_id[i]);
+      bufs.push_back(buf[i]);
+    }
+    if (under.empty()) return 0;
     const hid_t under_vol_id = as_object(dset[0])->under_vol_id;
-    const herr_t rc = H5VLdataset_write(count, under.data(), under_vol_id, mem_type_id, mem_space_id,
-                                        file_space_id, dxpl_id, buf, req);
+    const herr_t rc = H5VLdataset_write(under.size(), under.data(), under_vol_id, mem_types.data(),
+                                        mem_spaces.data(), file_spaces.data(), dxpl_id, bufs.data(), req);
     if (rc >= 0) wrap_request(req, under_vol_id);
+    return rc;
+  });
+}
+
+herr_t dataset_optional(void* obj, H5VL_optional_args_t* args, hid_t dxpl_id, void** req) noexcept {
+  return call_guarded<herr_t>(Origin::connector, "dataset_optional", -1, [&]() -> herr_t {
+    Object* o = as_object(obj);
+    const OwnOperation op = own_operation(H5VL_SUBCLS_DATASET, args->op_type);
+    if (op == OwnOperation::get_defined || op == OwnOperation::erase) {
+      fail_if(!o->sparse, ErrorCode::invalid_argument,
+              "the dataset is not sparse (its pipeline has no structured-chunk filter)");
+      if (op == OwnOperation::get_defined) {
+        auto* a = static_cast<H5SparseGetDefinedArgs*>(args->args);
+        a->defined_space_id = o->sparse->get_defined(a->file_space_id, dxpl_id);
+      } else {
+        o->sparse->erase(static_cast<H5SparseEraseArgs*>(args->args)->file_space_id, dxpl_id);
+      }
+      return 0;
+    }
+    const herr_t rc = H5VLdataset_optional(o->under, o->under_vol_id, args, dxpl_id, req);
+    if (rc >= 0) wrap_request(req, o->under_vol_id);
+    return rc;
+  });
+}
+
+herr_t dataset_close(void* dset, hid_t dxpl_id, void** req) noexcept {
+  return call_guarded<herr_t>(Origin::connector, "dataset_close", -1, [&]() -> herr_t {
+    Object* o = as_object(dset);
+    const herr_t rc = H5VLdataset_close(o->under, o->under_vol_id, dxpl_id, req);
+    if (rc >= 0) {
+      wrap_request(req, o->under_vol_id);
+      free_wrapper(o);
+    }
     return rc;
   });
 }

@@ -3,11 +3,16 @@
 
 #include <new>
 
+#include "sparse_dataset.hpp"
+
 namespace h5sparse::vol {
+
+Object::Object(void* under_object, hid_t under_vol) : under(under_object), under_vol_id(under_vol) {}
+Object::~Object() = default;
 
 Object* wrap_under(void* under, hid_t under_vol_id) {
   if (under == nullptr) return nullptr;
-  auto* object = new Object{under, under_vol_id};
+  auto* object = new Object(under, under_vol_id);
   H5Iinc_ref(under_vol_id);
   return object;
 }

@@ -4,11 +4,18 @@
 
 #include <hdf5.h>
 
+#include <memory>
+
 namespace h5sparse::vol {
 
+class SparseDataset;
+
 struct Object {
-  void* under;         ///< the object of the connector below
-  hid_t under_vol_id;  ///< the connector below (one reference held)
+  Object(void* under_object, hid_t under_vol);
+  ~Object();
+  void* under;                           ///< the object of the connector below
+  hid_t under_vol_id;                    ///< the connector below (one reference held)
+  std::unique_ptr<SparseDataset> sparse;  ///< set for datasets with structured chunks
 };
 
 /// Wraps an object of the connector below; returns nullptr when `under` is nullptr.

@@ -16,19 +16,16 @@ namespace {
 struct Operation {
   H5VL_subclass_t cls;
   const char* name;
+  OwnOperation which;
   int value;
   bool registered_by_us;
 };
 
 Operation operations[] = {
-    {H5VL_SUBCLS_FILE, kOpConnectorVersion, -1, false},
+    {H5VL_SUBCLS_FILE, kOpConnectorVersion, OwnOperation::connector_version, -1, false},
+    {H5VL_SUBCLS_DATASET, kOpGetDefined, OwnOperation::get_defined, -1, false},
+    {H5VL_SUBCLS_DATASET, kOpErase, OwnOperation::erase, -1, false},
 };
-
-int value_of(const char* name) {
-  for (const Operation& op : operations)
-    if (std::strcmp(op.name, name) == 0) return op.value;
-  return -1;
-}
 
 }  // namespace
 
@@ -59,16 +56,20 @@ herr_t unregister_operations() noexcept {
   return 0;
 }
 
-bool is_own_operation(H5VL_subclass_t cls, int opt_type) noexcept {
+OwnOperation own_operation(H5VL_subclass_t cls, int opt_type) noexcept {
   for (const Operation& op : operations)
-    if (op.cls == cls && op.value == opt_type && op.value > 0) return true;
-  return false;
+    if (op.cls == cls && op.value == opt_type && op.value > 0) return op.which;
+  return OwnOperation::none;
+}
+
+bool is_own_operation(H5VL_subclass_t cls, int opt_type) noexcept {
+  return own_operation(cls, opt_type) != OwnOperation::none;
 }
 
 herr_t file_optional(void* obj, H5VL_optional_args_t* args, hid_t dxpl_id, void** req) noexcept {
   return hdf5::call_guarded<herr_t>(hdf5::Origin::connector, "file_optional", -1, [&]() -> herr_t {
     Object* o = as_object(obj);
-    if (args->op_type == value_of(kOpConnectorVersion)) {
+    if (own_operation(H5VL_SUBCLS_FILE, args->op_type) == OwnOperation::connector_version) {
       auto* v = static_cast<H5SparseVersionArgs*>(args->args);
       const std::string text = std::string(H5SPARSE_VOL_NAME) + " " + H5SPARSE_VERSION_STRING;
       fail_if(v == nullptr || v->buffer == nullptr || v->capacity <= text.size(), ErrorCode::invalid_argument,

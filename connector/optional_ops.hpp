@@ -10,6 +10,16 @@ namespace h5sparse::vol {
 /// caller buffer; arguments are H5SparseVersionArgs (see include/h5sparse_vol.h).
 constexpr const char* kOpConnectorVersion = "h5sparse.connector_version";
 
+/// Dataset operation: the defined elements among a selection (H5SparseGetDefinedArgs).
+constexpr const char* kOpGetDefined = "h5sparse.get_defined";
+/// Dataset operation: makes the selected elements undefined (H5SparseEraseArgs).
+constexpr const char* kOpErase = "h5sparse.erase";
+
+enum class OwnOperation { none, connector_version, get_defined, erase };
+
+/// Which of our operations (subclass, value) is, or none.
+OwnOperation own_operation(H5VL_subclass_t cls, int opt_type) noexcept;
+
 /// Registers (or finds, when already registered) every operation; idempotent.
 herr_t register_operations() noexcept;
 /// Unregisters what register_operations registered.

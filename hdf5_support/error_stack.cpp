@@ -48,3 +48,14 @@ void throw_if_negative(long long hdf5_result, const char* what) {
 }
 
 }  // namespace h5sparse::hdf5
+
+#include "handle.hpp"
+
+namespace h5sparse::hdf5 {
+
+Handle checked(hid_t id, const char* what) {
+  throw_if_negative(id, what);
+  return Handle(id);
+}
+
+}  // namespace h5sparse::hdf5

@@ -4,6 +4,7 @@
 #ifndef H5SPARSE_VOL_H
 #define H5SPARSE_VOL_H
 
+#include <hdf5.h>
 #include <stddef.h>
 
 #define H5SPARSE_VOL_NAME "h5sparse"
@@ -16,5 +17,16 @@ typedef struct H5SparseVersionArgs {
   char *buffer;      /* receives "h5sparse <version>", NUL-terminated */
   size_t capacity;   /* bytes available in buffer */
 } H5SparseVersionArgs;
+
+/* Arguments of the dataset operation "h5sparse.get_defined". */
+typedef struct H5SparseGetDefinedArgs {
+  hid_t file_space_id;    /* IN: selection to query, or H5S_ALL */
+  hid_t defined_space_id; /* OUT: dataspace selecting the defined elements; caller closes it */
+} H5SparseGetDefinedArgs;
+
+/* Arguments of the dataset operation "h5sparse.erase". */
+typedef struct H5SparseEraseArgs {
+  hid_t file_space_id; /* IN: selection to make undefined, or H5S_ALL */
+} H5SparseEraseArgs;
 
 #endif

@@ -1,0 +1,54 @@
+// A sparse dataset seen from the connector: a native chunked dataset whose pipeline holds the
+// structured-chunk filter. Writes define exactly the written elements (read-merge-write of
+// structured chunks through the native direct chunk operations); reads go through the native
+// path, where the filter expands chunks with the fill value; get-defined and erase read and
+// rewrite structured chunks.
+#pragma once
+
+#include <hdf5.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "h5sparse/chunk_grid.hpp"
+#include "h5sparse/sparse_layout.hpp"
+#include "handle.hpp"
+
+namespace h5sparse::vol {
+
+class SparseDataset {
+ public:
+  /// Returns the sparse view of a freshly created or opened dataset, or nullptr when it is an
+  /// ordinary dataset (no structured-chunk filter in its pipeline).
+  static std::unique_ptr<SparseDataset> detect(void* under, hid_t under_vol_id, hid_t dxpl);
+
+  /// H5Dwrite semantics with the RFC's meaning: the selected elements become defined.
+  void write(hid_t mem_type, hid_t mem_space, hid_t file_space, hid_t dxpl, const void* buf);
+  /// A dataspace (dataset extent) selecting the defined elements among those selected.
+  hid_t get_defined(hid_t file_space, hid_t dxpl);
+  /// Makes the selected elements undefined.
+  void erase(hid_t file_space, hid_t dxpl);
+
+  const SparseParams& params() const { return params_; }
+
+ private:
+  SparseDataset(void* under, hid_t under_vol_id, SparseParams params, hdf5::Handle file_type);
+
+  struct Selection;  // a file selection resolved against the current extent
+  Selection resolve(hid_t file_space, hid_t dxpl) const;
+  std::vector<ChunkPiece> pieces_of(hid_t space, const ChunkGrid& grid) const;
+
+  /// The stored structured chunk at `origin`, empty if none is stored.
+  StructuredChunk read_chunk(const std::vector<std::uint64_t>& origin, hid_t dxpl) const;
+  void write_chunk(const std::vector<std::uint64_t>& origin, const StructuredChunk& chunk, hid_t dxpl) const;
+  /// "dataset '/a/b', chunk at (0, 64)": context for error messages.
+  std::string where(const std::vector<std::uint64_t>& origin) const;
+
+  void* under_;
+  hid_t under_vol_id_;
+  SparseParams params_;
+  hdf5::Handle file_type_;
+};
+
+}  // namespace h5sparse::vol
