@@ -1,0 +1,190 @@
+// The client library: DCPL helpers over the structured-chunk filter's parameters, and dataset
+// operations through the connector's dynamically registered optional operations.
+#include "h5sparse.h"
+
+#include <H5VLconnector.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "error_stack.hpp"
+#include "h5sparse/sparse_layout.hpp"
+#include "h5sparse_vol.h"
+#include "handle.hpp"
+
+namespace {
+
+using namespace h5sparse;
+using hdf5::call_guarded;
+using hdf5::Handle;
+using hdf5::Origin;
+using hdf5::throw_if_negative;
+
+// The request form stored on a DCPL (or the complete form of an existing dataset).
+SparseParams current_params(hid_t dcpl) {
+  unsigned flags = 0;
+  std::size_t count = 256;
+  std::vector<unsigned> values(count);
+  herr_t found = -1;
+  H5E_BEGIN_TRY {
+    found = H5Pget_filter_by_id2(dcpl, kFilterStructuredChunk, &flags, &count, values.data(), 0, nullptr, nullptr);
+  }
+  H5E_END_TRY
+  fail_if(found < 0, ErrorCode::invalid_argument,
+          "the property list has no sparse layout: call h5sparse_pset_sparse_chunk first");
+  values.resize(std::min<std::size_t>(count, 256));
+  return is_complete_form(values.data(), values.size()) ? from_cd_values(values.data(), values.size())
+                                                        : parse_request(values);
+}
+
+void store_params(hid_t dcpl, const SparseParams& params) {
+  const std::vector<unsigned> request = to_request(params);
+  throw_if_negative(H5Pmodify_filter(dcpl, kFilterStructuredChunk, H5Z_FLAG_MANDATORY, request.size(), request.data()),
+                    "cannot update the structured-chunk filter parameters");
+}
+
+SectionPipeline& section_of(SparseParams& params, unsigned section) {
+  fail_if(section > 1, ErrorCode::invalid_argument,
+          "section must be 0 (selection) or 1 (values), got " + std::to_string(section));
+  return section == 0 ? params.layout.selection_pipeline : params.layout.values_pipeline;
+}
+
+Handle dcpl_of(hid_t id) {
+  if (H5Iget_type(id) == H5I_DATASET) return hdf5::checked(H5Dget_create_plist(id), "cannot get the dataset's DCPL");
+  fail_if(H5Pisa_class(id, H5P_DATASET_CREATE) <= 0, ErrorCode::invalid_argument,
+          "expected a dataset or a dataset creation property list");
+  H5Iinc_ref(id);
+  return Handle(id);
+}
+
+int find_operation(H5VL_subclass_t cls, const char* name) {
+  int op = -1;
+  herr_t rc = -1;
+  H5E_BEGIN_TRY { rc = H5VLfind_opt_operation(cls, name, &op); }
+  H5E_END_TRY
+  fail_if(rc < 0, ErrorCode::unsupported,
+          std::string("the h5sparse VOL connector is not loaded (operation '") + name +
+              "' unknown): set HDF5_VOL_CONNECTOR=\"h5sparse under_vol=0;under_info={}\" and HDF5_PLUGIN_PATH");
+  return op;
+}
+
+}  // namespace
+
+extern "C" {
+
+herr_t h5sparse_pset_sparse_chunk(hid_t dcpl_id, int ndims, const hsize_t dim[]) {
+  return call_guarded<herr_t>(Origin::client, "h5sparse_pset_sparse_chunk", -1, [&]() -> herr_t {
+    throw_if_negative(H5Pset_chunk(dcpl_id, ndims, dim), "cannot set the chunk dimensions");
+    herr_t present = -1;
+    unsigned flags = 0;
+    std::size_t count = 0;
+    H5E_BEGIN_TRY {
+      present = H5Pget_filter_by_id2(dcpl_id, kFilterStructuredChunk, &flags, &count, nullptr, 0, nullptr, nullptr);
+    }
+    H5E_END_TRY
+    if (present >= 0) return 0;  // already sparse: keep its options and section pipelines
+    fail_if(H5Pget_nfilters(dcpl_id) > 0, ErrorCode::invalid_argument,
+            "the property list already has a filter pipeline; sparse datasets filter each section instead "
+            "(h5sparse_pset_section_filter)");
+    const std::vector<unsigned> request = to_request(SparseParams{});
+    throw_if_negative(H5Pset_filter(dcpl_id, kFilterStructuredChunk, H5Z_FLAG_MANDATORY, request.size(), request.data()),
+                      "cannot add the structured-chunk filter");
+    return 0;
+  });
+}
+
+herr_t h5sparse_pset_section_filter(hid_t dcpl_id, unsigned section, H5Z_filter_t filter, unsigned flags,
+                                    size_t cd_nelmts, const unsigned cd_values[]) {
+  return call_guarded<herr_t>(Origin::client, "h5sparse_pset_section_filter", -1, [&]() -> herr_t {
+    SparseParams params = current_params(dcpl_id);
+    SectionPipeline& pipeline = section_of(params, section);
+    fail_if(cd_nelmts > 0 && cd_values == nullptr, ErrorCode::invalid_argument, "cd_values is NULL");
+    pipeline.push_back({int(filter), flags & kFilterFlagOptional,
+                        std::vector<unsigned>(cd_values, cd_values + cd_nelmts)});
+    validate_pipeline(pipeline);
+    store_params(dcpl_id, params);
+    return 0;
+  });
+}
+
+int h5sparse_pget_section_nfilters(hid_t dcpl_id, unsigned section) {
+  return call_guarded<int>(Origin::client, "h5sparse_pget_section_nfilters", -1, [&]() -> int {
+    Handle dcpl = dcpl_of(dcpl_id);
+    SparseParams params = current_params(dcpl.get());
+    return int(section_of(params, section).size());
+  });
+}
+
+H5Z_filter_t h5sparse_pget_section_filter(hid_t dcpl_id, unsigned section, unsigned idx, unsigned* flags,
+                                          size_t* cd_nelmts, unsigned cd_values[]) {
+  return call_guarded<H5Z_filter_t>(Origin::client, "h5sparse_pget_section_filter", H5Z_FILTER_ERROR,
+                                    [&]() -> H5Z_filter_t {
+    Handle dcpl = dcpl_of(dcpl_id);
+    SparseParams params = current_params(dcpl.get());
+    const SectionPipeline& pipeline = section_of(params, section);
+    fail_if(idx >= pipeline.size(), ErrorCode::invalid_argument,
+            "filter index " + std::to_string(idx) + " beyond the section's " + std::to_string(pipeline.size()));
+    const SectionFilter& f = pipeline[idx];
+    if (flags) *flags = f.flags;
+    if (cd_nelmts) {
+      for (std::size_t k = 0; k < f.cd_values.size() && k < *cd_nelmts && cd_values; ++k) cd_values[k] = f.cd_values[k];
+      *cd_nelmts = f.cd_values.size();
+    }
+    return H5Z_filter_t(f.id);
+  });
+}
+
+herr_t h5sparse_pset_fill_is_undefined(hid_t dcpl_id, hbool_t enabled) {
+  return call_guarded<herr_t>(Origin::client, "h5sparse_pset_fill_is_undefined", -1, [&]() -> herr_t {
+    SparseParams params = current_params(dcpl_id);
+    params.options = enabled ? (params.options | kOptionFillIsUndefined) : (params.options & ~kOptionFillIsUndefined);
+    store_params(dcpl_id, params);
+    return 0;
+  });
+}
+
+htri_t h5sparse_is_sparse(hid_t id) {
+  return call_guarded<htri_t>(Origin::client, "h5sparse_is_sparse", -1, [&]() -> htri_t {
+    Handle dcpl = dcpl_of(id);
+    unsigned flags = 0;
+    std::size_t count = 0;
+    herr_t present = -1;
+    H5E_BEGIN_TRY {
+      present = H5Pget_filter_by_id2(dcpl.get(), kFilterStructuredChunk, &flags, &count, nullptr, 0, nullptr, nullptr);
+    }
+    H5E_END_TRY
+    return present >= 0 ? 1 : 0;
+  });
+}
+
+hid_t h5sparse_dget_defined(hid_t dset_id, hid_t file_space_id, hid_t dxpl_id) {
+  return call_guarded<hid_t>(Origin::client, "h5sparse_dget_defined", H5I_INVALID_HID, [&]() -> hid_t {
+    H5SparseGetDefinedArgs op_args{file_space_id, H5I_INVALID_HID};
+    H5VL_optional_args_t args{find_operation(H5VL_SUBCLS_DATASET, "h5sparse.get_defined"), &op_args};
+    throw_if_negative(H5VLdataset_optional_op(dset_id, &args, dxpl_id, H5ES_NONE),
+                      "h5sparse_dget_defined failed");
+    return op_args.defined_space_id;
+  });
+}
+
+herr_t h5sparse_derase(hid_t dset_id, hid_t file_space_id, hid_t dxpl_id) {
+  return call_guarded<herr_t>(Origin::client, "h5sparse_derase", -1, [&]() -> herr_t {
+    H5SparseEraseArgs op_args{file_space_id};
+    H5VL_optional_args_t args{find_operation(H5VL_SUBCLS_DATASET, "h5sparse.erase"), &op_args};
+    throw_if_negative(H5VLdataset_optional_op(dset_id, &args, dxpl_id, H5ES_NONE), "h5sparse_derase failed");
+    return 0;
+  });
+}
+
+herr_t h5sparse_connector_version(hid_t file_id, char* buf, size_t size) {
+  return call_guarded<herr_t>(Origin::client, "h5sparse_connector_version", -1, [&]() -> herr_t {
+    H5SparseVersionArgs op_args{buf, size};
+    H5VL_optional_args_t args{find_operation(H5VL_SUBCLS_FILE, "h5sparse.connector_version"), &op_args};
+    throw_if_negative(H5VLfile_optional_op(file_id, &args, H5P_DATASET_XFER_DEFAULT, H5ES_NONE),
+                      "h5sparse_connector_version failed");
+    return 0;
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,197 @@
+"""h5sparse for unmodified h5py, in the style of hdf5plugin.
+
+Creating a sparse dataset needs only h5py and HDF5_PLUGIN_PATH (the structured-chunk filter
+plugin does the work)::
+
+    f.create_dataset("x", shape=(4096, 4096), dtype="f4", chunks=(256, 256),
+                     **h5sparse.Sparse(values=h5sparse.Blosc(cname="zstd", clevel=5, shuffle="bit")))
+
+Writing with define-by-write semantics, get_defined() and erase() need the h5sparse VOL
+connector (HDF5_VOL_CONNECTOR="h5sparse under_vol=0;under_info={}"; see h5plugin-config --env).
+"""
+import ctypes
+import os
+from collections.abc import Mapping
+
+import numpy as np
+
+__all__ = ["FILTER_ID", "Sparse", "Blosc", "LZF", "Deflate", "Shuffle", "get_defined", "erase",
+           "connector_version", "library"]
+
+FILTER_ID = 45100  # structured-chunk filter (unregistered range, registration pending)
+_OPTIONAL = 0x0001  # H5Z_FLAG_OPTIONAL
+
+
+class _Filter:
+    """One filter of a section pipeline: (id, flags, cd_values) with H5Pset_filter meaning."""
+    id = 0
+    flags = 0
+
+    def cd_values(self):
+        return ()
+
+    def encode(self):
+        cd = tuple(int(v) for v in self.cd_values())
+        return (self.id, self.flags, len(cd)) + cd
+
+
+class Shuffle(_Filter):
+    id = 2
+
+
+class Deflate(_Filter):
+    id = 1
+
+    def __init__(self, level=6):
+        if not 0 <= int(level) <= 9:
+            raise ValueError(f"deflate level must be 0-9, got {level!r}")
+        self.level = int(level)
+
+    def cd_values(self):
+        return (self.level,)
+
+
+class LZF(_Filter):
+    id = 32000
+    flags = _OPTIONAL
+
+
+class Blosc(_Filter):
+    """Blosc as hdf5-blosc numbers it: cname blosclz/lz4/lz4hc/zlib/zstd, shuffle none/byte/bit."""
+    id = 32001
+    flags = _OPTIONAL
+    _CNAMES = {"blosclz": 0, "lz4": 1, "lz4hc": 2, "zlib": 4, "zstd": 5}
+    _SHUFFLES = {"none": 0, None: 0, "byte": 1, "bit": 2}
+
+    def __init__(self, cname="lz4", clevel=5, shuffle="byte"):
+        if cname not in self._CNAMES:
+            raise ValueError(f"blosc cname must be one of {sorted(self._CNAMES)}, got {cname!r}")
+        if not 0 <= int(clevel) <= 9:
+            raise ValueError(f"blosc clevel must be 0-9, got {clevel!r}")
+        if shuffle not in self._SHUFFLES:
+            raise ValueError(f"blosc shuffle must be None, 'none', 'byte' or 'bit', got {shuffle!r}")
+        self.cname, self.clevel, self.shuffle = cname, int(clevel), shuffle
+
+    def cd_values(self):
+        return (0, 0, 0, 0, self.clevel, self._SHUFFLES[self.shuffle], self._CNAMES[self.cname])
+
+
+def _pipeline(filters):
+    if filters is None:
+        return (0,)
+    if isinstance(filters, _Filter):
+        filters = [filters]
+    out = (len(filters),)
+    for f in filters:
+        if not isinstance(f, _Filter):
+            raise TypeError(f"section filters must be h5sparse filters, got {f!r}")
+        out += f.encode()
+    return out
+
+
+class Sparse(Mapping):
+    """Keyword arguments for h5py's create_dataset that make a sparse dataset.
+
+    values, selection: a filter or list of filters for section 1 (values) and section 0
+    (encoded selection). fill_is_undefined: writes leave elements equal to the fill value
+    undefined, so `dset[...] = mostly_zero_array` stores only the non-zeros."""
+
+    def __init__(self, values=None, selection=None, fill_is_undefined=False):
+        options = 1 if fill_is_undefined else 0
+        opts = (options,) + _pipeline(selection) + _pipeline(values)
+        self._kwargs = {"compression": FILTER_ID, "compression_opts": opts}
+
+    def __getitem__(self, key):
+        return self._kwargs[key]
+
+    def __iter__(self):
+        return iter(self._kwargs)
+
+    def __len__(self):
+        return len(self._kwargs)
+
+
+# --- client library (get_defined, erase) -------------------------------------------------
+
+_lib = None
+
+
+def _candidates():
+    if os.environ.get("H5SPARSE_LIBRARY"):
+        yield os.environ["H5SPARSE_LIBRARY"]
+    for entry in filter(None, os.environ.get("HDF5_PLUGIN_PATH", "").split(":")):
+        yield os.path.join(entry, "..", "lib", "libh5sparse.so")        # build tree
+        yield os.path.join(entry, "..", "..", "libh5sparse.so")         # PREFIX/lib/h5sparse/plugins
+    yield "libh5sparse.so"
+
+
+def library():
+    """The h5sparse client library (libh5sparse.so), loaded once."""
+    global _lib
+    if _lib is None:
+        errors = []
+        for path in _candidates():
+            try:
+                lib = ctypes.CDLL(path)
+                break
+            except OSError as e:
+                errors.append(str(e))
+        else:
+            raise OSError("cannot load libh5sparse.so (set H5SPARSE_LIBRARY): " + "; ".join(errors))
+        hid = ctypes.c_int64
+        lib.h5sparse_dget_defined.restype = hid
+        lib.h5sparse_dget_defined.argtypes = [hid, hid, hid]
+        lib.h5sparse_derase.restype = ctypes.c_int
+        lib.h5sparse_derase.argtypes = [hid, hid, hid]
+        lib.h5sparse_connector_version.restype = ctypes.c_int
+        lib.h5sparse_connector_version.argtypes = [hid, ctypes.c_char_p, ctypes.c_size_t]
+        _lib = lib
+    return _lib
+
+
+_H5S_ALL = 0
+_H5P_DEFAULT = 0
+
+
+def _space_of(dset, selection):
+    """An h5py SpaceID selecting `selection` (anything dset[...] accepts) in the dataset."""
+    if selection is None:
+        return None
+    from h5py._hl import selections
+    if not isinstance(selection, tuple):
+        selection = (selection,)
+    return selections.select(dset.shape, selection, dset).id
+
+
+def get_defined(dset, selection=None):
+    """Coordinates (N x rank array, row-major order) of the defined elements of `dset`
+    among `selection` (default: the whole dataset)."""
+    import h5py
+    space = _space_of(dset, selection)
+    hid = library().h5sparse_dget_defined(dset.id.id, space.id if space is not None else _H5S_ALL, _H5P_DEFAULT)
+    if hid < 0:
+        raise RuntimeError(f"h5sparse get_defined failed on {dset.name} (see the HDF5 error stack above; "
+                           "is the h5sparse VOL connector on?)")
+    result = h5py.h5s.SpaceID(hid)
+    if result.get_select_type() == h5py.h5s.SEL_NONE:
+        return np.zeros((0, len(dset.shape)), dtype=np.uint64)
+    return np.asarray(result.get_select_elem_pointlist(), dtype=np.uint64).reshape(-1, len(dset.shape))
+
+
+def erase(dset, selection=None):
+    """Makes the selected elements of `dset` undefined (default: all of them)."""
+    space = _space_of(dset, selection)
+    rc = library().h5sparse_derase(dset.id.id, space.id if space is not None else _H5S_ALL, _H5P_DEFAULT)
+    if rc < 0:
+        raise RuntimeError(f"h5sparse erase failed on {dset.name} (see the HDF5 error stack above; "
+                           "is the h5sparse VOL connector on?)")
+
+
+def connector_version(obj):
+    """'h5sparse <version>' when `obj`'s file is opened through the connector, else None."""
+    buf = ctypes.create_string_buffer(64)
+    fid = obj.file.id.id if hasattr(obj, "file") else obj.id.id
+    import h5py
+    with h5py._objects.phil:
+        rc = library().h5sparse_connector_version(fid, buf, len(buf))
+    return buf.value.decode() if rc >= 0 else None
