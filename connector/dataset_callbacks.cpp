@@ -40,6 +40,7 @@ void* dataset_create(void* obj, const H5VL_loc_params_t* loc_params, const char*
                      hid_t space_id, hid_t dcpl_id, hid_t dapl_id, hid_t dxpl_id, void** req) noexcept {
   return call_guarded<void*>(Origin::connector, "dataset_create", nullptr, [&]() -> void* {
     Object* o = as_object(obj);
+    SparseDataset::check_create(dcpl_id, type_id);
     void* under = H5VLdataset_create(o->under, loc_params, o->under_vol_id, name, lcpl_id, type_id, space_id,
                                      dcpl_id, dapl_id, dxpl_id, req);
     return wrap_dataset(under, o->under_vol_id, dxpl_id, req);
@@ -63,7 +64,22 @@ herr_t dataset_read(size_t count, void* dset[], hid_t mem_type_id[], hid_t mem_s
     const hid_t under_vol_id = as_object(dset[0])->under_vol_id;
     const herr_t rc = H5VLdataset_read(count, under.data(), under_vol_id, mem_type_id, mem_space_id,
                                        file_space_id, dxpl_id, buf, req);
-    if (rc >= 0) wrap_request(req, under_vol_id);
+    if (rc >= 0) {
+      wrap_request(req, under_vol_id);
+      return rc;
+    }
+    // The structured-chunk filter reported corruption without knowing where: find the chunk and
+    // replace the stack with one record naming dataset, chunk and cause.
+    for (size_t i = 0; i < count; ++i) {
+      Object* o = as_object(dset[i]);
+      if (!o->sparse) continue;
+      try {
+        o->sparse->diagnose_read(file_space_id[i], dxpl_id);
+      } catch (const Error& e) {
+        if (e.code() == ErrorCode::corrupt_data || e.code() == ErrorCode::unsupported) H5Eclear2(H5E_DEFAULT);
+        throw;
+      }
+    }
     return rc;
   });
 }

@@ -77,11 +77,27 @@ std::unique_ptr<SparseDataset> SparseDataset::detect(void* under, hid_t under_vo
   H5E_END_TRY
   if (found < 0) return nullptr;
   values.resize(std::min<std::size_t>(count, 256));
+  // Request form: HDF5 ignored the (optional) filter at creation, so the dataset is dense.
+  if (!is_complete_form(values.data(), values.size())) return nullptr;
   SparseParams params = from_cd_values(values.data(), values.size());
   Handle type = dataset_get(under, under_vol_id, H5VL_DATASET_GET_TYPE, dxpl);
   fail_if(H5Tget_size(type.get()) != params.layout.element_size, ErrorCode::corrupt_data,
           "structured-chunk parameters disagree with the dataset's datatype size");
   return std::unique_ptr<SparseDataset>(new SparseDataset(under, under_vol_id, std::move(params), std::move(type)));
+}
+
+void SparseDataset::check_create(hid_t dcpl, hid_t type) {
+  if (dcpl == H5P_DEFAULT || dcpl == H5P_DATASET_CREATE_DEFAULT) return;
+  unsigned flags = 0;
+  std::size_t count = 0;
+  herr_t found = -1;
+  H5E_BEGIN_TRY {
+    found = H5Pget_filter_by_id2(dcpl, kFilterStructuredChunk, &flags, &count, nullptr, 0, nullptr, nullptr);
+  }
+  H5E_END_TRY
+  if (found < 0) return;
+  fail_if(H5Tdetect_class(type, H5T_VLEN) > 0 || H5Tis_variable_str(type) > 0, ErrorCode::unsupported,
+          "sparse datasets do not support variable-length datatypes yet");
 }
 
 SparseDataset::Selection SparseDataset::resolve(hid_t file_space, hid_t dxpl) const {
@@ -293,6 +309,13 @@ hid_t SparseDataset::get_defined(hid_t file_space, hid_t dxpl) {
                       "cannot select the defined elements");
   }
   return result.release();
+}
+
+void SparseDataset::diagnose_read(hid_t file_space, hid_t dxpl) const {
+  const Selection sel = resolve(file_space, dxpl);
+  const std::vector<ChunkPiece> pieces = pieces_of(sel.space, sel.grid);
+  for (std::size_t i = 0; i < pieces.size(); ++i)
+    if (i == 0 || pieces[i].chunk != pieces[i - 1].chunk) read_chunk(sel.grid.chunk_origin(pieces[i].chunk), dxpl);
 }
 
 void SparseDataset::erase(hid_t file_space, hid_t dxpl) {

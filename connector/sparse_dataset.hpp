@@ -23,12 +23,19 @@ class SparseDataset {
   /// ordinary dataset (no structured-chunk filter in its pipeline).
   static std::unique_ptr<SparseDataset> detect(void* under, hid_t under_vol_id, hid_t dxpl);
 
+  /// Before a dataset is created: refuses what a sparse dataset cannot be (HDF5 would silently
+  /// drop the structured-chunk filter for variable-length types and create a dense dataset).
+  static void check_create(hid_t dcpl, hid_t type);
+
   /// H5Dwrite semantics with the RFC's meaning: the selected elements become defined.
   void write(hid_t mem_type, hid_t mem_space, hid_t file_space, hid_t dxpl, const void* buf);
   /// A dataspace (dataset extent) selecting the defined elements among those selected.
   hid_t get_defined(hid_t file_space, hid_t dxpl);
   /// Makes the selected elements undefined.
   void erase(hid_t file_space, hid_t dxpl);
+  /// After a failed native read: throws an Error naming the first chunk of the selection that
+  /// does not decode (the filter below cannot say which dataset or chunk it was given).
+  void diagnose_read(hid_t file_space, hid_t dxpl) const;
 
   const SparseParams& params() const { return params_; }
 

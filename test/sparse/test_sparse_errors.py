@@ -1,0 +1,119 @@
+"""Bad input on sparse datasets gets a clear HDF5 error, never a crash or wrong data, and loses
+nothing already stored: corrupted chunks (every byte position), selections outside the extent
+or of mismatched size, invalid creation options, unsupported types."""
+import os
+import re
+
+import h5py
+import numpy as np
+import pytest
+
+import h5sparse
+
+FILL = -7
+
+
+def make(path, **kwargs):
+    f = h5py.File(path, "w")
+    d = f.create_dataset("grp/data", shape=(64, 64), dtype="<i4", chunks=(16, 16), fillvalue=FILL,
+                         **h5sparse.Sparse(values=h5sparse.Blosc("lz4", 5, "byte"), selection=h5sparse.Deflate(5)),
+                         **kwargs)
+    d[3:9, 2:30] = np.arange(6 * 28).reshape(6, 28)
+    return f, d
+
+
+def expected():
+    e = np.full((64, 64), FILL, "<i4")
+    e[3:9, 2:30] = np.arange(6 * 28).reshape(6, 28)
+    return e
+
+
+def test_every_flipped_byte_is_an_error_naming_dataset_and_chunk(tmp_path):
+    f, d = make(tmp_path / "flip.h5")
+    with f:
+        offset = (0, 16)
+        filter_mask, good = d.id.read_direct_chunk(offset)
+        assert good[:4] == b"H5SC" and filter_mask == 0
+        rng = np.random.default_rng(0)
+        trials = int(os.environ.get("H5SPARSE_FLIP_TRIALS", "10000"))
+        positions = rng.integers(0, len(good), trials)
+        flips = rng.integers(1, 256, trials)
+        for pos, flip in zip(positions, flips):
+            bad = bytearray(good)
+            bad[pos] ^= int(flip)
+            d.id.write_direct_chunk(offset, bytes(bad))
+            with pytest.raises(OSError) as err:
+                d[0:16, 16:32]
+            message = str(err.value)
+            assert "dataset '/grp/data', chunk at (0, 16)" in message, message
+        d.id.write_direct_chunk(offset, good)
+        assert np.array_equal(d[...], expected())
+
+
+def test_truncated_and_garbage_chunks(tmp_path):
+    f, d = make(tmp_path / "trunc.h5")
+    with f:
+        _, good = d.id.read_direct_chunk((0, 0))
+        for bad in (good[:10], good[:59], good[:-1], b"\0", b"\0" * 200, good + b"x"):
+            d.id.write_direct_chunk((0, 0), bad)
+            with pytest.raises(OSError, match=r"chunk at \(0, 0\)"):
+                d[0:4, 0:4]
+            # A write into the corrupt chunk must refuse too, not replace what is there.
+            with pytest.raises(OSError, match=r"chunk at \(0, 0\)"):
+                d[0, 0] = 1
+        d.id.write_direct_chunk((0, 0), good)
+        assert np.array_equal(d[...], expected())
+
+
+def test_selections_outside_extent_or_of_wrong_size(tmp_path):
+    f, d = make(tmp_path / "sel.h5")
+    with f:
+        fspace = d.id.get_space()
+        fspace.select_hyperslab((60, 60), (8, 8))
+        mspace = h5py.h5s.create_simple((8, 8))
+        with pytest.raises(OSError, match="outside the dataset's extent"):
+            d.id.write(mspace, fspace, np.ones((8, 8), "<i4"))
+        fspace.select_hyperslab((0, 0), (2, 3))
+        with pytest.raises(OSError, match="memory selection has 64 elements, file selection 6"):
+            d.id.write(mspace, fspace, np.ones((8, 8), "<i4"))
+        other = h5py.h5s.create_simple((10, 10))
+        with pytest.raises(OSError, match="differs from the dataset's"):
+            d.id.write(h5py.h5s.create_simple((1,)), other, np.ones(1, "<i4"))
+        assert np.array_equal(d[...], expected())
+    with h5py.File(tmp_path / "sel.h5", "r") as f:
+        assert np.array_equal(f["grp/data"][...], expected())
+
+
+@pytest.mark.parametrize("opts, message", [
+    ((0, 1, 307, 0, 0), "section filter 307 is not supported"),
+    ((0, 0, 1, 1, 0, 1, 12), "deflate level must be 0-9"),
+    ((4,), "unknown structured-chunk option bits"),
+    ((0, 0, 1, 32001, 1, 7, 0, 0, 0, 0, 5, 3, 1), "blosc shuffle must be"),
+    ((0, 1, 1, 0), "end before"),
+])
+def test_invalid_creation_options(tmp_path, opts, message):
+    with h5py.File(tmp_path / "opts.h5", "w") as f:
+        f["keep"] = np.arange(5)
+        with pytest.raises(ValueError, match=re.escape(message)):
+            f.create_dataset("x", shape=(10,), dtype="i4", chunks=(5,), compression=45100, compression_opts=opts)
+        assert "x" not in f
+    with h5py.File(tmp_path / "opts.h5", "r") as f:
+        assert list(f["keep"][...]) == [0, 1, 2, 3, 4]
+
+
+def test_variable_length_types_are_refused_at_create(tmp_path):
+    with h5py.File(tmp_path / "vlen.h5", "w") as f:
+        with pytest.raises(ValueError, match="variable-length"):
+            f.create_dataset("s", shape=(10,), dtype=h5py.string_dtype(), chunks=(5,), **h5sparse.Sparse())
+        with pytest.raises(ValueError, match="variable-length"):
+            f.create_dataset("v", shape=(10,), dtype=h5py.vlen_dtype("i4"), chunks=(5,), **h5sparse.Sparse())
+
+
+def test_get_defined_and_erase_on_dense_dataset_fail_clearly(tmp_path):
+    with h5py.File(tmp_path / "dense.h5", "w") as f:
+        d = f.create_dataset("d", data=np.arange(10), chunks=(5,))
+        with pytest.raises(RuntimeError, match="get_defined failed"):
+            h5sparse.get_defined(d)
+        with pytest.raises(RuntimeError, match="erase failed"):
+            h5sparse.erase(d)
+        assert list(d[...]) == list(range(10))
