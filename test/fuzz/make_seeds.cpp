@@ -1,0 +1,82 @@
+// Writes valid seed inputs for every fuzz target into DIR/<target>/ (run at build time, so
+// the corpus never goes stale when the format changes).
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "h5sparse/codecs.hpp"
+#include "h5sparse/filter_ids.hpp"
+#include "h5sparse/sparse_layout.hpp"
+#include "h5sparse/structured_chunk.hpp"
+
+using namespace h5sparse;
+
+static void put(const std::filesystem::path& dir, const std::string& name, std::uint8_t prefix, const Bytes& body) {
+  std::filesystem::create_directories(dir);
+  std::ofstream out(dir / name, std::ios::binary);
+  out.put(char(prefix));
+  out.write(reinterpret_cast<const char*>(body.data()), std::streamsize(body.size()));
+}
+
+int main(int argc, char** argv) {
+  if (argc != 2) return 2;
+  const std::filesystem::path root = argv[1];
+  // Selections of a 1x1x1 ... chunk: prefix byte 0 -> dims (1,1,1); 25 -> (13? see target).
+  for (std::uint8_t prefix : {std::uint8_t(0), std::uint8_t(64), std::uint8_t(200)}) {
+    const std::vector<std::uint64_t> dims = {std::uint64_t(prefix % 13 + 1), std::uint64_t(prefix / 13 % 7 + 1),
+                                             std::uint64_t(prefix % 5 + 1)};
+    std::uint64_t n = dims[0] * dims[1] * dims[2];
+    for (int pattern = 0; pattern < 4; ++pattern) {
+      ChunkSelection s(n);
+      for (std::uint64_t i = 0; i < n; ++i)
+        if ((pattern == 1 && i % 3 == 0) || (pattern == 2 && i < n / 2) || pattern == 3) s.set(i);
+      for (auto e : {SelectionEncoding::bitmap, SelectionEncoding::offsets, SelectionEncoding::runs})
+        put(root / "selection", "p" + std::to_string(prefix) + "_" + std::to_string(pattern) + "_" +
+                                    std::to_string(int(e)), prefix, encode_selection_as(e, s, dims));
+    }
+  }
+  static const SectionPipeline kPipelines[] = {
+      {}, {{kFilterDeflate, 0, {6}}}, {{kFilterShuffle, 0, {}}, {kFilterLzf, kFilterFlagOptional, {}}},
+      {{kFilterBlosc, kFilterFlagOptional, {2, 2, 0, 0, 5, 1, 1}}}};
+  for (std::uint8_t prefix = 0; prefix < 16; ++prefix) {
+    ChunkLayout layout;
+    layout.dims = {8, 6};
+    layout.element_size = 4;
+    layout.selection_pipeline = kPipelines[prefix & 3];
+    layout.values_pipeline = kPipelines[(prefix >> 2) & 3];
+    StructuredChunk c = StructuredChunk::empty(layout);
+    for (std::uint64_t i = 0; i < 48; i += 1 + prefix % 3) {
+      c.defined.set(i);
+      for (int b = 0; b < 4; ++b) c.values.push_back(std::uint8_t(i * 7 + b));
+    }
+    put(root / "chunk", "c" + std::to_string(prefix), prefix, encode_chunk(c, layout));
+  }
+  SparseParams p;
+  p.layout.dims = {8, 6};
+  p.layout.element_size = 4;
+  p.layout.values_pipeline = kPipelines[3];
+  const std::vector<unsigned> complete = to_cd_values(p), request = to_request(p);
+  for (const auto* v : {&complete, &request}) {
+    Bytes raw(v->size() * 4);
+    std::memcpy(raw.data(), v->data(), raw.size());
+    std::ofstream(root / "params" / (v == &complete ? "complete" : "request"), std::ios::binary);
+    std::filesystem::create_directories(root / "params");
+    std::ofstream out(root / "params" / (v == &complete ? "complete" : "request"), std::ios::binary);
+    out.write(reinterpret_cast<const char*>(raw.data()), std::streamsize(raw.size()));
+  }
+  Bytes data(2000);
+  for (std::size_t i = 0; i < data.size(); ++i) data[i] = std::uint8_t(i / 7);
+  Bytes packed(blosc_compress_bound(data.size()));
+  packed.resize(blosc_compress(packed.data(), packed.size(), data.data(), data.size(), BloscParams{}));
+  put(root / "codecs", "blosc", 0, packed);
+  packed.assign(data.size(), 0);
+  packed.resize(lzf_compress(packed.data(), packed.size(), data.data(), data.size()));
+  put(root / "codecs", "lzf", 1, packed);
+  packed.assign(data.size() + 64, 0);
+  packed.resize(deflate_compress(packed.data(), packed.size(), data.data(), data.size(), 6));
+  put(root / "codecs", "deflate", 2, packed);
+  return 0;
+}
