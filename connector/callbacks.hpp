@@ -19,6 +19,7 @@ herr_t link_copy(void* src_obj, const H5VL_loc_params_t* loc_params1, void* dst_
                  const H5VL_loc_params_t* loc_params2, hid_t lcpl_id, hid_t lapl_id, hid_t dxpl_id, void** req) noexcept;
 herr_t link_move(void* src_obj, const H5VL_loc_params_t* loc_params1, void* dst_obj,
                  const H5VL_loc_params_t* loc_params2, hid_t lcpl_id, hid_t lapl_id, hid_t dxpl_id, void** req) noexcept;
+herr_t group_specific(void* obj, H5VL_group_specific_args_t* args, hid_t dxpl_id, void** req) noexcept;
 void* object_open(void* obj, const H5VL_loc_params_t* loc_params, H5I_type_t* opened_type, hid_t dxpl_id,
                   void** req) noexcept;
 herr_t object_copy(void* src_obj, const H5VL_loc_params_t* src_loc_params, const char* src_name, void* dst_obj,

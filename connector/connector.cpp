@@ -85,7 +85,7 @@ extern const H5VL_class_t kConnectorClass = {
         ForwardOpen<H5VLgroup_create>::call,
         ForwardOpen<H5VLgroup_open>::call,
         ForwardIdAt1<H5VLgroup_get>::call,
-        ForwardIdAt1<H5VLgroup_specific>::call,
+        group_specific,
         ForwardIdAt1<H5VLgroup_optional>::call,
         ForwardClose<H5VLgroup_close>::call,
     },

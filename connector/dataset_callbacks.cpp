@@ -34,6 +34,20 @@ Object* wrap_dataset(void* under, hid_t under_vol_id, hid_t dxpl_id, void** req)
   return object;
 }
 
+hid_t dense_defined(Object* o, hid_t file_space, hid_t dxpl_id) {
+  if (file_space != H5S_ALL) {
+    const hid_t copy = H5Scopy(file_space);
+    hdf5::throw_if_negative(copy, "cannot copy the selection");
+    return copy;
+  }
+  H5VL_dataset_get_args_t get{};
+  get.op_type = H5VL_DATASET_GET_SPACE;
+  get.args.get_space.space_id = H5I_INVALID_HID;
+  hdf5::throw_if_negative(H5VLdataset_get(o->under, o->under_vol_id, &get, dxpl_id, nullptr),
+                          "cannot get the dataset's dataspace");
+  return get.args.get_space.space_id;  // selects all elements
+}
+
 }  // namespace
 
 void* dataset_create(void* obj, const H5VL_loc_params_t* loc_params, const char* name, hid_t lcpl_id, hid_t type_id,
@@ -115,9 +129,15 @@ herr_t dataset_optional(void* obj, H5VL_optional_args_t* args, hid_t dxpl_id, vo
   return call_guarded<herr_t>(Origin::connector, "dataset_optional", -1, [&]() -> herr_t {
     Object* o = as_object(obj);
     const OwnOperation op = own_operation(H5VL_SUBCLS_DATASET, args->op_type);
+    if (op == OwnOperation::get_defined && !o->sparse) {
+      // RFC: every element of a dense dataset is defined, so the answer is the selection itself.
+      auto* a = static_cast<H5SparseGetDefinedArgs*>(args->args);
+      a->defined_space_id = dense_defined(o, a->file_space_id, dxpl_id);
+      return 0;
+    }
     if (op == OwnOperation::get_defined || op == OwnOperation::erase) {
       fail_if(!o->sparse, ErrorCode::invalid_argument,
-              "the dataset is not sparse (its pipeline has no structured-chunk filter)");
+              "erase: the dataset is not sparse (its pipeline has no structured-chunk filter)");
       if (op == OwnOperation::get_defined) {
         auto* a = static_cast<H5SparseGetDefinedArgs*>(args->args);
         a->defined_space_id = o->sparse->get_defined(a->file_space_id, dxpl_id);

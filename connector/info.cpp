@@ -2,6 +2,7 @@
 #include "info.hpp"
 
 #include <H5VLconnector_passthru.h>
+#include <H5VLpassthru.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -105,6 +106,10 @@ herr_t str_to_info(const char* str, void** info) noexcept {
         under_info = text.substr(open + 12, close - open - 12);
       }
     }
+    // HDF5 registers its built-in pass_through lazily (first use of H5VL_PASSTHRU); until then a
+    // lookup by value searches the plugin path and fails.
+    fail_if(value == H5VL_PASSTHRU_VALUE && H5VL_PASSTHRU < 0, ErrorCode::invalid_argument,
+            "connector info: cannot register HDF5's pass_through connector");
     const hid_t under_vol_id = H5VLregister_connector_by_value(H5VL_class_value_t(value), H5P_DEFAULT);
     fail_if(under_vol_id < 0, ErrorCode::invalid_argument,
             "connector info: no VOL connector with value " + std::to_string(value) + " can be loaded");

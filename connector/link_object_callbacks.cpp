@@ -1,4 +1,4 @@
-// Link and object callbacks that take two objects or an object inside their arguments:
+// Link, object and group callbacks that take two objects or an object inside their arguments:
 // each object is unwrapped to the one below before forwarding.
 #include <H5VLconnector_passthru.h>
 
@@ -59,6 +59,18 @@ herr_t link_move(void* src_obj, const H5VL_loc_params_t* loc_params1, void* dst_
                  const H5VL_loc_params_t* loc_params2, hid_t lcpl_id, hid_t lapl_id, hid_t dxpl_id,
                  void** req) noexcept {
   return link_transfer<H5VLlink_move>(src_obj, loc_params1, dst_obj, loc_params2, lcpl_id, lapl_id, dxpl_id, req);
+}
+
+herr_t group_specific(void* obj, H5VL_group_specific_args_t* args, hid_t dxpl_id, void** req) noexcept {
+  return call_guarded<herr_t>(Origin::connector, "group_specific", -1, [&]() -> herr_t {
+    Object* o = as_object(obj);
+    H5VL_group_specific_args_t under_args = *args;
+    if (args->op_type == H5VL_GROUP_MOUNT)  // the child file is one of our wrappers
+      under_args.args.mount.child_file = under_of(args->args.mount.child_file);
+    const herr_t rc = H5VLgroup_specific(o->under, o->under_vol_id, &under_args, dxpl_id, req);
+    if (rc >= 0) wrap_request(req, o->under_vol_id);
+    return rc;
+  });
 }
 
 void* object_open(void* obj, const H5VL_loc_params_t* loc_params, H5I_type_t* opened_type, hid_t dxpl_id,

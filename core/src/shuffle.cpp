@@ -7,6 +7,11 @@
 namespace h5sparse {
 namespace {
 
+// memcpy that accepts empty (possibly null) buffers.
+inline void copy_bytes(std::uint8_t* dst, const std::uint8_t* src, std::size_t n) noexcept {
+  if (n != 0) std::memcpy(dst, src, n);
+}
+
 // Transposes the 8x8 bit matrix held in a word (row = byte, column = bit), so bit i of byte k
 // moves to bit k of byte i. Hacker's Delight, section 7-3.
 inline std::uint64_t transpose_8x8(std::uint64_t x) noexcept {
@@ -37,7 +42,7 @@ void unshuffle_fixed(std::uint8_t* dst, const std::uint8_t* src, std::size_t cou
 void shuffle_bytes(std::uint8_t* dst, const std::uint8_t* src, std::size_t size,
                    std::size_t element_size) noexcept {
   if (element_size <= 1) {
-    std::memcpy(dst, src, size);
+    copy_bytes(dst, src, size);
     return;
   }
   const std::size_t count = size / element_size;
@@ -50,13 +55,13 @@ void shuffle_bytes(std::uint8_t* dst, const std::uint8_t* src, std::size_t size,
         for (std::size_t b = 0; b < element_size; ++b) dst[b * count + j] = src[j * element_size + b];
   }
   const std::size_t done = count * element_size;
-  std::memcpy(dst + done, src + done, size - done);
+  copy_bytes(dst + done, src + done, size - done);
 }
 
 void unshuffle_bytes(std::uint8_t* dst, const std::uint8_t* src, std::size_t size,
                      std::size_t element_size) noexcept {
   if (element_size <= 1) {
-    std::memcpy(dst, src, size);
+    copy_bytes(dst, src, size);
     return;
   }
   const std::size_t count = size / element_size;
@@ -69,7 +74,7 @@ void unshuffle_bytes(std::uint8_t* dst, const std::uint8_t* src, std::size_t siz
         for (std::size_t b = 0; b < element_size; ++b) dst[j * element_size + b] = src[b * count + j];
   }
   const std::size_t done = count * element_size;
-  std::memcpy(dst + done, src + done, size - done);
+  copy_bytes(dst + done, src + done, size - done);
 }
 
 void bitshuffle(std::uint8_t* dst, const std::uint8_t* src, std::size_t size,
@@ -88,7 +93,7 @@ void bitshuffle(std::uint8_t* dst, const std::uint8_t* src, std::size_t size,
     }
   }
   const std::size_t done = count * element_size;
-  std::memcpy(dst + done, src + done, size - done);
+  copy_bytes(dst + done, src + done, size - done);
 }
 
 void bitunshuffle(std::uint8_t* dst, const std::uint8_t* src, std::size_t size,
@@ -107,7 +112,7 @@ void bitunshuffle(std::uint8_t* dst, const std::uint8_t* src, std::size_t size,
     }
   }
   const std::size_t done = count * element_size;
-  std::memcpy(dst + done, src + done, size - done);
+  copy_bytes(dst + done, src + done, size - done);
 }
 
 }  // namespace h5sparse

@@ -3,6 +3,7 @@
 
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -91,8 +92,8 @@ Bytes encode_chunk(const StructuredChunk& chunk, const ChunkLayout& layout) {
     put_u64(p + 16, info.checksum);
   }
   put_u32(out.data() + kHeaderChecksumOffset, std::uint32_t(XXH3_64bits(out.data(), kHeaderChecksumOffset)));
-  std::memcpy(out.data() + ChunkHeader::kSize, stored[0].data(), stored[0].size());
-  std::memcpy(out.data() + ChunkHeader::kSize + stored[0].size(), stored[1].data(), stored[1].size());
+  std::copy(stored[0].begin(), stored[0].end(), out.begin() + ChunkHeader::kSize);
+  std::copy(stored[1].begin(), stored[1].end(), out.begin() + long(ChunkHeader::kSize + stored[0].size()));
   return out;
 }
 

@@ -172,10 +172,25 @@ def get_defined(dset, selection=None):
     if hid < 0:
         raise RuntimeError(f"h5sparse get_defined failed on {dset.name} (see the HDF5 error stack above; "
                            "is the h5sparse VOL connector on?)")
-    result = h5py.h5s.SpaceID(hid)
-    if result.get_select_type() == h5py.h5s.SEL_NONE:
-        return np.zeros((0, len(dset.shape)), dtype=np.uint64)
-    return np.asarray(result.get_select_elem_pointlist(), dtype=np.uint64).reshape(-1, len(dset.shape))
+    return _coordinates(h5py.h5s.SpaceID(hid), dset.shape)
+
+
+def _coordinates(space, shape):
+    """Row-major coordinates of the elements a dataspace selects."""
+    import h5py
+    kind = space.get_select_type()
+    rank = len(shape)
+    if kind == h5py.h5s.SEL_NONE:
+        return np.zeros((0, rank), dtype=np.uint64)
+    if kind == h5py.h5s.SEL_POINTS:
+        return np.asarray(space.get_select_elem_pointlist(), dtype=np.uint64).reshape(-1, rank)
+    mask = np.zeros(shape, dtype=bool)
+    if kind == h5py.h5s.SEL_ALL:
+        mask[...] = True
+    else:
+        for start, end in np.asarray(space.get_select_hyper_blocklist()).reshape(-1, 2, rank):
+            mask[tuple(slice(int(a), int(b) + 1) for a, b in zip(start, end))] = True
+    return np.argwhere(mask).astype(np.uint64)
 
 
 def erase(dset, selection=None):

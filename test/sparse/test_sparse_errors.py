@@ -109,11 +109,12 @@ def test_variable_length_types_are_refused_at_create(tmp_path):
             f.create_dataset("v", shape=(10,), dtype=h5py.vlen_dtype("i4"), chunks=(5,), **h5sparse.Sparse())
 
 
-def test_get_defined_and_erase_on_dense_dataset_fail_clearly(tmp_path):
+def test_dense_datasets_all_defined_and_erase_refused(tmp_path):
+    """RFC: get-defined on a dense dataset returns the selection itself; erase is an error."""
     with h5py.File(tmp_path / "dense.h5", "w") as f:
         d = f.create_dataset("d", data=np.arange(10), chunks=(5,))
-        with pytest.raises(RuntimeError, match="get_defined failed"):
-            h5sparse.get_defined(d)
+        assert np.array_equal(h5sparse.get_defined(d).ravel(), np.arange(10))
+        assert np.array_equal(h5sparse.get_defined(d, np.s_[2:4]).ravel(), [2, 3])
         with pytest.raises(RuntimeError, match="erase failed"):
             h5sparse.erase(d)
         assert list(d[...]) == list(range(10))
