@@ -24,13 +24,7 @@ Object* wrap_dataset(void* under, hid_t under_vol_id, hid_t dxpl_id, void** req)
   if (under == nullptr) return nullptr;
   wrap_request(req, under_vol_id);
   Object* object = wrap_under(under, under_vol_id);
-  try {
-    object->sparse = SparseDataset::detect(under, under_vol_id, dxpl_id);
-  } catch (...) {
-    // Keep the dataset usable for reads through the native path; writes will re-detect.
-    object->sparse.reset();
-    throw;
-  }
+  attach_sparse(object, dxpl_id);
   return object;
 }
 

@@ -8,6 +8,7 @@
 
 #include "error_stack.hpp"
 #include "h5sparse/error.hpp"
+#include "object.hpp"
 
 namespace h5sparse::vol {
 namespace {
@@ -334,6 +335,16 @@ void SparseDataset::erase(hid_t file_space, hid_t dxpl) {
       write_chunk(origin, chunk, dxpl);
     }
     begin = end;
+  }
+}
+
+void attach_sparse(Object* dataset, hid_t dxpl) {
+  try {
+    dataset->sparse = SparseDataset::detect(dataset->under, dataset->under_vol_id, dxpl);
+  } catch (...) {
+    H5VLdataset_close(dataset->under, dataset->under_vol_id, dxpl, nullptr);
+    free_wrapper(dataset);
+    throw;
   }
 }
 

@@ -58,4 +58,10 @@ class SparseDataset {
   hdf5::Handle file_type_;
 };
 
+struct Object;
+
+/// Recognises a just-opened dataset as sparse (or not). When its parameters cannot be read,
+/// closes the dataset below, frees the wrapper and rethrows, so nothing leaks.
+void attach_sparse(Object* dataset, hid_t dxpl);
+
 }  // namespace h5sparse::vol

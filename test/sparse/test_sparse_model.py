@@ -109,6 +109,16 @@ def run_sequence(seed, path):
             if rng.integers(0, 3) == 0:
                 check(dset, values, defined, fill)
         check(dset, values, defined, fill)
+    # Reopened (h5py opens datasets with H5Oopen): still sparse, still writable with the RFC meaning.
+    with h5py.File(path, "a") as f:
+        dset = f["d"]
+        check(dset, values, defined, fill)
+        sel = random_selection(rng, shape)
+        data = random_values(rng, dtype, values[model_index(sel)].size).reshape(values[model_index(sel)].shape)
+        dset[sel] = data
+        values[model_index(sel)] = data
+        defined[model_index(sel)] = True
+        check(dset, values, defined, fill)
     return values, defined, fill
 
 
