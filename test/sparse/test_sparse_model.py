@@ -13,7 +13,11 @@ import h5sparse
 
 SEQUENCES = int(os.environ.get("H5SPARSE_MODEL_SEQUENCES", "240"))
 COMPOUND = np.dtype([("a", "<i4"), ("b", "<f8")])
-DTYPES = [np.dtype(t) for t in ("u1", "<i2", "<i4", ">i8", "<f4", "<f8")] + [COMPOUND]
+WITH_ARRAY = np.dtype([("v", "<f4", (3,)), ("k", "u1")])  # compound holding an H5T_ARRAY member
+ENUM = h5py.enum_dtype({"red": 1, "green": 2, "blue": 7}, basetype="i1")
+FIXED_STRING = np.dtype("S7")
+DTYPES = [np.dtype(t) for t in ("u1", "<i2", "<i4", ">i8", "<f4", "<f8")] + [COMPOUND, WITH_ARRAY, ENUM,
+                                                                             FIXED_STRING]
 PIPELINES = [
     None,
     h5sparse.Deflate(4),
@@ -26,6 +30,16 @@ PIPELINES = [
 
 
 def random_values(rng, dtype, n):
+    if dtype == WITH_ARRAY:
+        out = np.zeros(n, dtype)
+        out["v"] = rng.normal(size=(n, 3))
+        out["k"] = rng.integers(0, 255, n)
+        return out
+    if h5py.check_enum_dtype(dtype):
+        return rng.choice(np.array([1, 2, 7], dtype), n)
+    if dtype.kind == "S":
+        return np.array([bytes(rng.integers(97, 123, int(rng.integers(0, 8))).astype(np.uint8)) for _ in range(n)],
+                        dtype)
     if dtype == COMPOUND:
         out = np.zeros(n, dtype)
         out["a"] = rng.integers(-1000, 1000, n)
@@ -65,7 +79,7 @@ def model_index(sel):
 
 
 def check(dset, values, defined, fill):
-    expected = np.where(defined, values, fill) if values.dtype != COMPOUND else None
+    expected = np.where(defined, values, fill) if values.dtype.names is None else None
     got = dset[...]
     if expected is None:
         expected = values.copy()
@@ -100,7 +114,7 @@ def run_sequence(seed, path):
                 defined[model_index(sel)] = False
             else:
                 data = random_values(rng, dtype, region.size).reshape(region.shape)
-                if op == 1 and dtype.kind in "iu" and dtype.itemsize >= 4:
+                if op == 1 and dtype.kind in "iu" and dtype.itemsize >= 4 and not h5py.check_enum_dtype(dtype):
                     dset[sel] = data.astype("<i4") if dtype.itemsize == 4 else data  # conversion path
                 else:
                     dset[sel] = data
