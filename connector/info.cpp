@@ -59,10 +59,10 @@ herr_t info_cmp(int* cmp_value, const void* info1, const void* info2) noexcept {
 herr_t info_free(void* info) noexcept {
   return call_guarded<herr_t>(Origin::connector, "info_free", -1, [&]() -> herr_t {
     auto* i = static_cast<Info*>(info);
-    const hid_t saved = H5Eget_current_stack();
-    if (i->under_vol_info != nullptr) H5VLfree_connector_info(i->under_vol_id, i->under_vol_info);
-    H5Idec_ref(i->under_vol_id);
-    if (saved >= 0) H5Eset_current_stack(saved);
+    hdf5::preserving_error_stack([i] {
+      if (i->under_vol_info != nullptr) H5VLfree_connector_info(i->under_vol_id, i->under_vol_info);
+      H5Idec_ref(i->under_vol_id);
+    });
     delete i;
     return 0;
   });

@@ -3,6 +3,7 @@
 
 #include <new>
 
+#include "error_stack.hpp"
 #include "sparse_dataset.hpp"
 
 namespace h5sparse::vol {
@@ -20,9 +21,7 @@ Object* wrap_under(void* under, hid_t under_vol_id) {
 void free_wrapper(Object* object) noexcept {
   if (object == nullptr) return;
   // Dropping the reference may run HDF5 code that resets the error stack: keep the caller's.
-  const hid_t saved = H5Eget_current_stack();
-  H5Idec_ref(object->under_vol_id);
-  if (saved >= 0) H5Eset_current_stack(saved);
+  hdf5::preserving_error_stack([object] { H5Idec_ref(object->under_vol_id); });
   delete object;
 }
 

@@ -61,10 +61,10 @@ void* unwrap_object(void* obj) noexcept {
 herr_t free_wrap_ctx(void* wrap_ctx) noexcept {
   return call_guarded<herr_t>(Origin::connector, "free_wrap_ctx", -1, [&]() -> herr_t {
     auto* ctx = static_cast<WrapContext*>(wrap_ctx);
-    const hid_t saved = H5Eget_current_stack();
-    if (ctx->under_wrap_ctx != nullptr) H5VLfree_wrap_ctx(ctx->under_wrap_ctx, ctx->under_vol_id);
-    H5Idec_ref(ctx->under_vol_id);
-    if (saved >= 0) H5Eset_current_stack(saved);
+    hdf5::preserving_error_stack([ctx] {
+      if (ctx->under_wrap_ctx != nullptr) H5VLfree_wrap_ctx(ctx->under_wrap_ctx, ctx->under_vol_id);
+      H5Idec_ref(ctx->under_vol_id);
+    });
     delete ctx;
     return 0;
   });

@@ -37,6 +37,20 @@ Result call_guarded(Origin origin, const char* function, Result on_error, Body&&
   return on_error;
 }
 
+/// Runs cleanup code (dropping references, freeing info) without letting it disturb the
+/// error stack the caller is about to report. Saving the stack costs an ID registration, so it
+/// is only done when there is something on it.
+template <typename Cleanup>
+void preserving_error_stack(Cleanup&& cleanup) noexcept {
+  if (H5Eget_num(H5E_DEFAULT) <= 0) {
+    cleanup();
+    return;
+  }
+  const hid_t saved = H5Eget_current_stack();
+  cleanup();
+  if (saved >= 0) H5Eset_current_stack(saved);
+}
+
 /// Thrown inside a guarded body when an HDF5 call failed and already pushed its own record,
 /// so call_guarded adds context without repeating HDF5's message.
 void throw_if_negative(long long hdf5_result, const char* what);

@@ -6,6 +6,8 @@
 
 #include <utility>
 
+#include "error_stack.hpp"
+
 namespace h5sparse::hdf5 {
 
 class Handle {
@@ -31,9 +33,7 @@ class Handle {
 
   void reset() noexcept {
     if (id_ < 0) return;
-    const hid_t saved = H5Eget_current_stack();
-    H5Idec_ref(id_);
-    if (saved >= 0) H5Eset_current_stack(saved);
+    preserving_error_stack([this] { H5Idec_ref(id_); });
     id_ = H5I_INVALID_HID;
   }
 

@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""Connector vs native, same run: `scripts/dev run python3 bench/connector/run.py [--quick]`.
+
+Each phase runs alternately without and with HDF5_VOL_CONNECTOR (best of N), in fresh
+processes, with HDF5's built-in pass_through as the reference passthrough; the table gives
+seconds and ratios to native (target <= 1.05)."""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+# The reference passthrough: HDF5's own built-in pass_through connector, the floor any
+# passthrough pays in a thread-safe HDF5 (every forwarded call is another locked API call).
+SETUPS = {"native": None, "pass_through": "pass_through under_vol=0;under_info={}",
+          "h5sparse": "h5sparse under_vol=0;under_info={}"}
+
+
+def run(binary, workdir, phase, setup, groups, mib):
+    env = dict(os.environ)
+    env.pop("HDF5_VOL_CONNECTOR", None)
+    if SETUPS[setup]:
+        env["HDF5_VOL_CONNECTOR"] = SETUPS[setup]
+    out = subprocess.run([binary, workdir, phase, str(groups), str(mib)], env=env, capture_output=True,
+                         text=True, check=True).stdout
+    return {k: float(v) for k, v in (line.split() for line in out.splitlines())}
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--build", default=os.environ.get("H5SPARSE_BUILD_DIR", "build"))
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    binary = os.path.join(args.build, "bin", "connector_bench")
+    groups, mib = (2000, 64) if args.quick else (20000, 1024)
+    best = {}
+    with tempfile.TemporaryDirectory(dir=os.environ.get("H5SPARSE_BENCH_DIR")) as workdir:
+        for _ in range(args.repeat):
+            for phase in ("groups", "io", "open_close"):
+                for setup in SETUPS:
+                    for name, seconds in run(binary, workdir, phase, setup, groups, mib).items():
+                        key = (name, setup)
+                        best[key] = min(best.get(key, float("inf")), seconds)
+    lines = ["Command: `scripts/dev run python3 bench/connector/run.py" + (" --quick" if args.quick else "") + "`",
+             f"({groups:,} groups x 5 attributes; {mib:,} MiB dataset in 1 MiB chunks; 2,000 open/close; "
+             f"best of {args.repeat})", "",
+             "| phase | native s | pass_through s | h5sparse s | pass_through / native | h5sparse / native |",
+             "| --- | ---: | ---: | ---: | ---: | ---: |"]
+    for name in ("groups_create", "groups_iterate", "dataset_write", "dataset_read", "open_close"):
+        native, passthru, ours = (best[(name, s)] for s in SETUPS)
+        lines.append(f"| {name} | {native:.3f} | {passthru:.3f} | {ours:.3f} | {passthru / native:.3f} | "
+                     f"{ours / native:.3f} |")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
