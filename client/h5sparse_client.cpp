@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "dcpl.hpp"
 #include "error_stack.hpp"
 #include "h5sparse/sparse_layout.hpp"
 #include "h5sparse_vol.h"
@@ -23,17 +24,10 @@ using hdf5::throw_if_negative;
 
 // The request form stored on a DCPL (or the complete form of an existing dataset).
 SparseParams current_params(hid_t dcpl) {
-  unsigned flags = 0;
-  std::size_t count = 256;
-  std::vector<unsigned> values(count);
-  herr_t found = -1;
-  H5E_BEGIN_TRY {
-    found = H5Pget_filter_by_id2(dcpl, kFilterStructuredChunk, &flags, &count, values.data(), 0, nullptr, nullptr);
-  }
-  H5E_END_TRY
-  fail_if(found < 0, ErrorCode::invalid_argument,
+  const auto found = hdf5::filter_values(dcpl, kFilterStructuredChunk);
+  fail_if(!found, ErrorCode::invalid_argument,
           "the property list has no sparse layout: call h5sparse_pset_sparse_chunk first");
-  values.resize(std::min<std::size_t>(count, 256));
+  const std::vector<unsigned>& values = *found;
   return is_complete_form(values.data(), values.size()) ? from_cd_values(values.data(), values.size())
                                                         : parse_request(values);
 }
@@ -76,14 +70,7 @@ extern "C" {
 herr_t h5sparse_pset_sparse_chunk(hid_t dcpl_id, int ndims, const hsize_t dim[]) {
   return call_guarded<herr_t>(Origin::client, "h5sparse_pset_sparse_chunk", -1, [&]() -> herr_t {
     throw_if_negative(H5Pset_chunk(dcpl_id, ndims, dim), "cannot set the chunk dimensions");
-    herr_t present = -1;
-    unsigned flags = 0;
-    std::size_t count = 0;
-    H5E_BEGIN_TRY {
-      present = H5Pget_filter_by_id2(dcpl_id, kFilterStructuredChunk, &flags, &count, nullptr, 0, nullptr, nullptr);
-    }
-    H5E_END_TRY
-    if (present >= 0) return 0;  // already sparse: keep its options and section pipelines
+    if (hdf5::filter_values(dcpl_id, kFilterStructuredChunk)) return 0;  // already sparse: keep its options
     fail_if(H5Pget_nfilters(dcpl_id) > 0, ErrorCode::invalid_argument,
             "the property list already has a filter pipeline; sparse datasets filter each section instead "
             "(h5sparse_pset_section_filter)");
@@ -147,14 +134,7 @@ herr_t h5sparse_pset_fill_is_undefined(hid_t dcpl_id, hbool_t enabled) {
 htri_t h5sparse_is_sparse(hid_t id) {
   return call_guarded<htri_t>(Origin::client, "h5sparse_is_sparse", -1, [&]() -> htri_t {
     Handle dcpl = dcpl_of(id);
-    unsigned flags = 0;
-    std::size_t count = 0;
-    herr_t present = -1;
-    H5E_BEGIN_TRY {
-      present = H5Pget_filter_by_id2(dcpl.get(), kFilterStructuredChunk, &flags, &count, nullptr, 0, nullptr, nullptr);
-    }
-    H5E_END_TRY
-    return present >= 0 ? 1 : 0;
+    return hdf5::filter_values(dcpl.get(), kFilterStructuredChunk) ? 1 : 0;
   });
 }
 

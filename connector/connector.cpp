@@ -15,12 +15,19 @@ static_assert(H5_VERS_MAJOR == 1 && H5_VERS_MINOR >= 14, "the VOL class table be
 namespace h5sparse::vol {
 namespace {
 
+// HDF5 also loads and initializes the plugin when it merely probes the plugin path after a
+// failed open: keep this cheap, idempotent, and off the error stack HDF5 is about to report.
 herr_t initialize(hid_t /*vipl_id*/) noexcept {
-  // HDF5 also calls this when it merely probes the plugin path: keep it cheap and idempotent.
-  return register_operations();
+  herr_t rc = 0;
+  hdf5::preserving_error_stack([&rc] { rc = register_operations(); });
+  return rc;
 }
 
-herr_t terminate() noexcept { return unregister_operations(); }
+herr_t terminate() noexcept {
+  herr_t rc = 0;
+  hdf5::preserving_error_stack([&rc] { rc = unregister_operations(); });
+  return rc;
+}
 
 }  // namespace
 

@@ -27,8 +27,11 @@ struct UnderAccess {
     }
   }
   ~UnderAccess() {
-    if (fapl >= 0) H5Pclose(fapl);
-    if (info) info_free(info);
+    // Runs after a failed open too: HDF5's records (file not found, ...) must survive it.
+    hdf5::preserving_error_stack([this] {
+      if (fapl >= 0) H5Pclose(fapl);
+      if (info) info_free(info);
+    });
   }
   hid_t under_vol_id() const { return info ? info->under_vol_id : H5VL_NATIVE; }
   UnderAccess(const UnderAccess&) = delete;
@@ -63,7 +66,15 @@ herr_t file_specific(void* obj, H5VL_file_specific_args_t* args, hid_t dxpl_id, 
     if (args->op_type == H5VL_FILE_IS_ACCESSIBLE || args->op_type == H5VL_FILE_DELETE) {
       const bool probe = args->op_type == H5VL_FILE_IS_ACCESSIBLE;
       const hid_t our_fapl = probe ? args->args.is_accessible.fapl_id : args->args.del.fapl_id;
-      Info* info = info_from_fapl(our_fapl);
+      // HDF5 probes VOL plugins while it handles a failed open: keep its records intact.
+      Info* info = nullptr;
+      hdf5::preserving_error_stack([&] {
+        try {
+          info = info_from_fapl(our_fapl);
+        } catch (...) {
+          info = nullptr;
+        }
+      });
       if (info == nullptr && probe) {
         // HDF5 probes every VOL plugin with no info when an open fails: not ours to claim.
         *args->args.is_accessible.accessible = false;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "dcpl.hpp"
 #include "error_stack.hpp"
 #include "h5sparse/error.hpp"
 #include "object.hpp"
@@ -67,17 +68,9 @@ SparseDataset::SparseDataset(void* under, hid_t under_vol_id, SparseParams param
 std::unique_ptr<SparseDataset> SparseDataset::detect(void* under, hid_t under_vol_id, hid_t dxpl) {
   Handle dcpl = dataset_get(under, under_vol_id, H5VL_DATASET_GET_DCPL, dxpl);
   if (H5Pget_layout(dcpl.get()) != H5D_CHUNKED) return nullptr;
-  unsigned flags = 0;
-  std::size_t count = 256;  // HDF5's limit for this query; the complete form fits (FORMAT.md)
-  std::vector<unsigned> values(count);
-  herr_t found = -1;
-  H5E_BEGIN_TRY {
-    found = H5Pget_filter_by_id2(dcpl.get(), kFilterStructuredChunk, &flags, &count, values.data(), 0, nullptr,
-                                 nullptr);
-  }
-  H5E_END_TRY
-  if (found < 0) return nullptr;
-  values.resize(std::min<std::size_t>(count, 256));
+  const auto values_found = hdf5::filter_values(dcpl.get(), kFilterStructuredChunk);
+  if (!values_found) return nullptr;
+  const std::vector<unsigned>& values = *values_found;
   // Request form: HDF5 ignored the (optional) filter at creation, so the dataset is dense.
   if (!is_complete_form(values.data(), values.size())) return nullptr;
   SparseParams params = from_cd_values(values.data(), values.size());
@@ -89,14 +82,7 @@ std::unique_ptr<SparseDataset> SparseDataset::detect(void* under, hid_t under_vo
 
 void SparseDataset::check_create(hid_t dcpl, hid_t type) {
   if (dcpl == H5P_DEFAULT || dcpl == H5P_DATASET_CREATE_DEFAULT) return;
-  unsigned flags = 0;
-  std::size_t count = 0;
-  herr_t found = -1;
-  H5E_BEGIN_TRY {
-    found = H5Pget_filter_by_id2(dcpl, kFilterStructuredChunk, &flags, &count, nullptr, 0, nullptr, nullptr);
-  }
-  H5E_END_TRY
-  if (found < 0) return;
+  if (!hdf5::filter_values(dcpl, kFilterStructuredChunk)) return;
   fail_if(H5Tdetect_class(type, H5T_VLEN) > 0 || H5Tis_variable_str(type) > 0, ErrorCode::unsupported,
           "sparse datasets do not support variable-length datatypes yet");
 }
