@@ -29,9 +29,10 @@ template <auto Under, typename... Args>
 struct ForwardIdAt1<Under, herr_t (*)(void*, hid_t, Args...)> {
   static herr_t call(void* obj, Args... args) noexcept {
     return hdf5::call_guarded<herr_t>(hdf5::Origin::connector, "forward", -1, [&] {
-      Object* o = as_object(obj);
-      const herr_t result = Under(o->under, o->under_vol_id, args...);
-      if (result >= 0) wrap_trailing_request(o->under_vol_id, args...);
+      // Copied first: a refresh (H5Drefresh, H5Grefresh, H5Orefresh...) closes and frees `obj`.
+      const hid_t under_vol_id = as_object(obj)->under_vol_id;
+      const herr_t result = Under(as_object(obj)->under, under_vol_id, args...);
+      if (result >= 0) wrap_trailing_request(under_vol_id, args...);
       return result;
     });
   }
@@ -44,9 +45,9 @@ template <auto Under, typename Second, typename... Args>
 struct ForwardIdAt2<Under, herr_t (*)(void*, Second, hid_t, Args...)> {
   static herr_t call(void* obj, Second second, Args... args) noexcept {
     return hdf5::call_guarded<herr_t>(hdf5::Origin::connector, "forward", -1, [&] {
-      Object* o = as_object(obj);
-      const herr_t result = Under(o->under, second, o->under_vol_id, args...);
-      if (result >= 0) wrap_trailing_request(o->under_vol_id, args...);
+      const hid_t under_vol_id = as_object(obj)->under_vol_id;  // see ForwardIdAt1
+      const herr_t result = Under(as_object(obj)->under, second, under_vol_id, args...);
+      if (result >= 0) wrap_trailing_request(under_vol_id, args...);
       return result;
     });
   }

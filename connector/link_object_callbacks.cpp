@@ -64,12 +64,12 @@ herr_t link_move(void* src_obj, const H5VL_loc_params_t* loc_params1, void* dst_
 
 herr_t group_specific(void* obj, H5VL_group_specific_args_t* args, hid_t dxpl_id, void** req) noexcept {
   return call_guarded<herr_t>(Origin::connector, "group_specific", -1, [&]() -> herr_t {
-    Object* o = as_object(obj);
+    const hid_t under_vol_id = as_object(obj)->under_vol_id;  // a refresh frees `obj`
     H5VL_group_specific_args_t under_args = *args;
     if (args->op_type == H5VL_GROUP_MOUNT)  // the child file is one of our wrappers
       under_args.args.mount.child_file = under_of(args->args.mount.child_file);
-    const herr_t rc = H5VLgroup_specific(o->under, o->under_vol_id, &under_args, dxpl_id, req);
-    if (rc >= 0) wrap_request(req, o->under_vol_id);
+    const herr_t rc = H5VLgroup_specific(as_object(obj)->under, under_vol_id, &under_args, dxpl_id, req);
+    if (rc >= 0) wrap_request(req, under_vol_id);
     return rc;
   });
 }

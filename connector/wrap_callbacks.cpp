@@ -6,6 +6,7 @@
 #include "callbacks.hpp"
 #include "error_stack.hpp"
 #include "object.hpp"
+#include "sparse_dataset.hpp"
 
 namespace h5sparse::vol {
 namespace {
@@ -45,7 +46,10 @@ void* wrap_object(void* obj, H5I_type_t obj_type, void* wrap_ctx) noexcept {
   return call_guarded<void*>(Origin::connector, "wrap_object", nullptr, [&]() -> void* {
     auto* ctx = static_cast<WrapContext*>(wrap_ctx);
     void* under = H5VLwrap_object(obj, obj_type, ctx->under_vol_id, ctx->under_wrap_ctx);
-    return wrap_under(under, ctx->under_vol_id);
+    Object* object = wrap_under(under, ctx->under_vol_id);
+    // Datasets HDF5 wraps itself (e.g. reopened by H5Drefresh) keep their sparse meaning.
+    if (object != nullptr && obj_type == H5I_DATASET) attach_sparse(object, H5P_DATASET_XFER_DEFAULT);
+    return object;
   });
 }
 
