@@ -147,6 +147,37 @@ static void conversion_example(hid_t file) {
   H5Pclose(dcpl);
 }
 
+/* An irregular hyperslab (union of blocks, one of them strided) written from a 1-D buffer. */
+static void irregular_example(hid_t file) {
+  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  const hsize_t chunk[2] = {3, 7}, dims[2] = {20, 30};
+  h5sparse_pset_sparse_chunk(dcpl, 2, chunk);
+  hid_t space = H5Screate_simple(2, dims, NULL);
+  hid_t dset = H5Dcreate2(file, "irregular", H5T_IEEE_F32LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  const hsize_t s1[2] = {1, 1}, c1[2] = {4, 5}, s2[2] = {10, 2}, st2[2] = {3, 4}, c2[2] = {3, 6};
+  H5Sselect_hyperslab(space, H5S_SELECT_SET, s1, NULL, c1, NULL);
+  H5Sselect_hyperslab(space, H5S_SELECT_OR, s2, st2, c2, NULL);
+  const hssize_t n = H5Sget_select_npoints(space);
+  CHECK(n == 4 * 5 + 3 * 6, "union of a block and a strided hyperslab");
+  double values[38];
+  for (int i = 0; i < 38; i++) values[i] = i + 0.5;
+  const hsize_t mdims = (hsize_t)n;
+  hid_t mem = H5Screate_simple(1, &mdims, NULL);
+  CHECK(H5Dwrite(dset, H5T_NATIVE_DOUBLE, mem, space, H5P_DEFAULT, values) >= 0, "irregular write, float64 -> float32");
+  hid_t defined = h5sparse_dget_defined(dset, H5S_ALL, H5P_DEFAULT);
+  CHECK(H5Sget_select_npoints(defined) == n, "exactly the irregular selection is defined");
+  float all[20][30];
+  H5Dread(dset, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, all);
+  CHECK(all[1][1] == 0.5f && all[4][5] == 19.5f, "block values in row-major order");
+  CHECK(all[10][2] == 20.5f && all[10][6] == 21.5f && all[16][22] == 37.5f, "strided block values");
+  CHECK(all[0][0] == 0.0f && all[11][2] == 0.0f && all[10][3] == 0.0f, "gaps stay undefined");
+  H5Sclose(defined);
+  H5Sclose(mem);
+  H5Sclose(space);
+  H5Dclose(dset);
+  H5Pclose(dcpl);
+}
+
 static void dense_example(hid_t file) {
   const hsize_t dims[1] = {10};
   hid_t space = H5Screate_simple(1, dims, NULL);
@@ -172,6 +203,7 @@ int main(int argc, char **argv) {
   write_example(file, "matrix", 0);
   write_example(file, "matrix_per_section", 1);
   conversion_example(file);
+  irregular_example(file);
   dense_example(file);
   H5Fclose(file);
   file = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);

@@ -11,7 +11,7 @@ import pytest
 
 import h5sparse
 
-SEQUENCES = int(os.environ.get("H5SPARSE_MODEL_SEQUENCES", "240"))
+SEQUENCES = int(os.environ.get("H5SPARSE_MODEL_SEQUENCES", "1000"))
 COMPOUND = np.dtype([("a", "<i4"), ("b", "<f8")])
 WITH_ARRAY = np.dtype([("v", "<f4", (3,)), ("k", "u1")])  # compound holding an H5T_ARRAY member
 ENUM = h5py.enum_dtype({"red": 1, "green": 2, "blue": 7}, basetype="i1")
@@ -116,6 +116,8 @@ def run_sequence(seed, path):
                 data = random_values(rng, dtype, region.size).reshape(region.shape)
                 if op == 1 and dtype.kind in "iu" and dtype.itemsize >= 4 and not h5py.check_enum_dtype(dtype):
                     dset[sel] = data.astype("<i4") if dtype.itemsize == 4 else data  # conversion path
+                elif op == 1 and dtype == np.float32:
+                    dset[sel] = data.astype(np.float64)  # float64 in memory, float32 in the file
                 else:
                     dset[sel] = data
                 values[model_index(sel)] = data
