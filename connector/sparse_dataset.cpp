@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #include "dcpl.hpp"
 #include "error_stack.hpp"
@@ -192,6 +193,58 @@ void SparseDataset::write_chunk(const std::vector<std::uint64_t>& origin, const 
                     "cannot write a structured chunk");
 }
 
+namespace {
+
+// Scans one piece of the source (elements of width W, contiguous in the chunk), appends the
+// elements that differ from the fill value (all of them unless skip_fill) to `out` and marks
+// them in `written`. Zero fill: 8-element blocks of zeros are skipped with one test.
+template <std::size_t W>
+std::uint8_t* scan_piece(const std::uint8_t* src, std::uint64_t length, std::uint64_t start, const std::uint8_t* fill,
+                         bool skip_fill, bool zero_fill, std::uint64_t* words, std::uint8_t* out) {
+  using U = std::conditional_t<W == 4, std::uint32_t, std::uint64_t>;
+  static_assert(sizeof(U) == W);
+  U f;
+  std::memcpy(&f, fill, W);
+  std::uint64_t k = 0;
+  if (skip_fill) {
+    // 8 elements per step: all fill -> skip; else branch-free compaction and mask bits.
+    for (; k + 8 <= length; k += 8) {
+      if (zero_fill) {  // common case: one OR over the 8 elements
+        std::uint64_t q[W];
+        std::memcpy(q, src + k * W, 8 * W);
+        std::uint64_t any = 0;
+        for (std::size_t b = 0; b < W; ++b) any |= q[b];
+        if (any == 0) continue;
+      }
+      U x[8];
+      std::memcpy(x, src + k * W, 8 * W);
+      unsigned bits = 0;
+      for (unsigned j = 0; j < 8; ++j) bits |= unsigned(x[j] != f) << j;
+      if (bits == 0) continue;
+      for (unsigned j = 0; j < 8; ++j) {
+        std::memcpy(out, &x[j], W);
+        out += (bits >> j & 1) * W;
+      }
+      const std::uint64_t i = start + k;
+      const unsigned shift = unsigned(i & 63);
+      words[i >> 6] |= std::uint64_t(bits) << shift;
+      if (shift > 56) words[(i >> 6) + 1] |= std::uint64_t(bits) >> (64 - shift);
+    }
+  }
+  for (; k < length; ++k) {
+    U x;
+    std::memcpy(&x, src + k * W, W);
+    const bool keep = !skip_fill || x != f;
+    std::memcpy(out, &x, W);
+    out += keep ? W : 0;
+    const std::uint64_t i = start + k;
+    words[i >> 6] |= std::uint64_t(keep) << (i & 63);
+  }
+  return out;
+}
+
+}  // namespace
+
 void SparseDataset::write(hid_t mem_type, hid_t mem_space, hid_t file_space, hid_t dxpl, const void* buf) {
   const Selection sel = resolve(file_space, dxpl);
   const hid_t mspace = mem_space == H5S_ALL ? sel.space : mem_space;
@@ -203,55 +256,84 @@ void SparseDataset::write(hid_t mem_type, hid_t mem_space, hid_t file_space, hid
   if (sel.npoints == 0) return;
   fail_if(buf == nullptr, ErrorCode::invalid_argument, "no data buffer to write from");
 
-  // Gather the memory selection, then convert to the file type once per element.
   const std::size_t n = std::size_t(sel.npoints);
   const std::size_t es = params_.layout.element_size;
   const std::size_t mem_size = H5Tget_size(mem_type);
   fail_if(mem_size == 0, ErrorCode::invalid_argument, "invalid memory datatype");
-  Bytes values(n * std::max(mem_size, es));
-  throw_if_negative(H5Dgather(mspace, buf, mem_type, n * mem_size, values.data(), nullptr, nullptr),
-                    "cannot gather the memory selection");
   const htri_t same = H5Tequal(mem_type, file_type_.get());
-  if (same <= 0) {
-    Bytes background(n * es, 0);
-    if (!params_.fill.empty())
-      for (std::size_t i = 0; i < n; ++i) std::memcpy(&background[i * es], params_.fill.data(), es);
-    throw_if_negative(H5Tconvert(mem_type, file_type_.get(), n, values.data(), background.data(), dxpl),
-                      "cannot convert the data to the dataset's datatype");
+  // The caller's buffer is already the selection in order, in the file type: read it in place.
+  const bool in_place = same > 0 && H5Sget_select_type(mspace) == H5S_SEL_ALL;
+  Bytes values;
+  const std::uint8_t* source = static_cast<const std::uint8_t*>(buf);
+  if (!in_place) {
+    values.resize(n * std::max(mem_size, es));
+    throw_if_negative(H5Dgather(mspace, buf, mem_type, n * mem_size, values.data(), nullptr, nullptr),
+                      "cannot gather the memory selection");
+    if (same <= 0) {
+      Bytes background(n * es, 0);
+      if (!params_.fill.empty())
+        for (std::size_t i = 0; i < n; ++i) std::memcpy(&background[i * es], params_.fill.data(), es);
+      throw_if_negative(H5Tconvert(mem_type, file_type_.get(), n, values.data(), background.data(), dxpl),
+                        "cannot convert the data to the dataset's datatype");
+    }
+    source = values.data();
   }
 
   const std::vector<ChunkPiece> pieces = pieces_of(sel.space, sel.grid);
   const std::uint64_t chunk_elements = params_.layout.element_count();
   const Bytes zeros(es, 0);
   const std::uint8_t* fill = params_.fill.empty() ? zeros.data() : params_.fill.data();
+  const bool zero_fill = std::all_of(fill, fill + es, [](std::uint8_t b) { return b == 0; });
+  const bool skip_fill = params_.fill_is_undefined();
   Bytes staging(chunk_elements * es);
+  Bytes packed(chunk_elements * es);
   for (std::size_t begin = 0; begin < pieces.size();) {
     std::size_t end = begin;
-    while (end < pieces.size() && pieces[end].chunk == pieces[begin].chunk) ++end;
-    ChunkSelection written(chunk_elements);
-    for (std::size_t i = begin; i < end; ++i) {
-      const ChunkPiece& p = pieces[i];
-      std::memcpy(&staging[p.in_chunk_start * es], &values[p.source * es], p.length * es);
-      written.set_range(p.in_chunk_start, p.length);
+    bool ordered = true;  // pieces ascending and disjoint inside the chunk: scan them in place
+    std::uint64_t next = 0;
+    while (end < pieces.size() && pieces[end].chunk == pieces[begin].chunk) {
+      ordered = ordered && pieces[end].in_chunk_start >= next;
+      next = pieces[end].in_chunk_start + pieces[end].length;
+      ++end;
     }
-    ChunkSelection undefined(chunk_elements);  // written fill values, with the fill-is-undefined option
-    Bytes written_values;
-    written_values.reserve(written.defined_count() * es);
-    written.for_each_run([&](std::uint64_t first, std::uint64_t length) {
-      for (std::uint64_t k = first; k < first + length; ++k) {
-        const std::uint8_t* v = &staging[k * es];
-        if (params_.fill_is_undefined() && std::memcmp(v, fill, es) == 0) {
-          undefined.set(k);
-        } else {
-          written_values.insert(written_values.end(), v, v + es);
-        }
+    ChunkSelection covered(chunk_elements);
+    for (std::size_t i = begin; i < end; ++i) covered.set_range(pieces[i].in_chunk_start, pieces[i].length);
+    ChunkSelection written(chunk_elements);
+    std::uint64_t* words = written.word_data();
+    std::uint8_t* out = packed.data();
+    auto scan = [&](const std::uint8_t* src, std::uint64_t length, std::uint64_t start) {
+      switch (es) {
+        case 4: out = scan_piece<4>(src, length, start, fill, skip_fill, zero_fill, words, out); break;
+        case 8: out = scan_piece<8>(src, length, start, fill, skip_fill, zero_fill, words, out); break;
+        default:
+          for (std::uint64_t k = 0; k < length; ++k) {
+            const std::uint8_t* e = src + k * es;
+            if (skip_fill && std::memcmp(e, fill, es) == 0) continue;
+            std::memcpy(out, e, es);
+            out += es;
+            words[(start + k) >> 6] |= std::uint64_t(1) << ((start + k) & 63);
+          }
       }
-    });
-    written.subtract(undefined);
+    };
+    if (ordered) {
+      for (std::size_t i = begin; i < end; ++i)
+        scan(source + pieces[i].source * es, pieces[i].length, pieces[i].in_chunk_start);
+    } else {  // unordered or repeated elements: the last write of an element wins
+      for (std::size_t i = begin; i < end; ++i)
+        std::memcpy(&staging[pieces[i].in_chunk_start * es], source + pieces[i].source * es, pieces[i].length * es);
+      covered.for_each_run([&](std::uint64_t first, std::uint64_t length) { scan(&staging[first * es], length, first); });
+    }
     const std::vector<std::uint64_t> origin = sel.grid.chunk_origin(pieces[begin].chunk);
     StructuredChunk chunk = read_chunk(origin, dxpl);
-    merge_write(chunk, written, written_values.data(), es);
-    if (!undefined.none()) h5sparse::erase(chunk, undefined, es);
+    if (chunk.defined.none()) {
+      chunk.defined = std::move(written);
+      chunk.values.assign(packed.data(), out);
+    } else {
+      ChunkSelection undefined = covered;  // written fill values, with the fill-is-undefined option
+      undefined.subtract(written);
+      merge_write(chunk, written, packed.data(), es);
+      if (!undefined.none()) h5sparse::erase(chunk, undefined, es);
+    }
     write_chunk(origin, chunk, dxpl);
     begin = end;
   }

@@ -200,11 +200,23 @@ Bytes encode_selection(const ChunkSelection& s, const std::vector<std::uint64_t>
   if (s.none()) return encode_selection_as(SelectionEncoding::empty, s, dims);
   if (s.all()) return encode_selection_as(SelectionEncoding::all, s, dims);
   Bytes best = encode_selection_as(SelectionEncoding::bitmap, s, dims);
-  for (SelectionEncoding e : {SelectionEncoding::offsets, SelectionEncoding::runs}) {
-    Bytes candidate = encode_selection_as(e, s, dims);
+  std::uint64_t runs = 0, carry = 0;  // run starts: set bits whose predecessor is clear
+  for (std::uint64_t w : s.words()) {
+    runs += std::uint64_t(__builtin_popcountll(w & ~((w << 1) | carry)));
+    carry = w >> 63;
+  }
+  // Lower bounds (tag + count + one byte per offset, two per run) skip hopeless candidates.
+  if (2 + s.defined_count() < best.size()) {
+    Bytes candidate = encode_selection_as(SelectionEncoding::offsets, s, dims);
     if (candidate.size() < best.size()) best.swap(candidate);
   }
-  if (as_single_block(s, dims)) {
+  if (2 + 2 * runs < best.size()) {
+    Bytes candidate = encode_selection_as(SelectionEncoding::runs, s, dims);
+    if (candidate.size() < best.size()) best.swap(candidate);
+  }
+  std::uint64_t rows = 1;  // a single block has at most one run per row of the chunk
+  for (std::size_t d = 0; d + 1 < dims.size(); ++d) rows *= dims[d];
+  if (runs <= rows && as_single_block(s, dims)) {
     Bytes candidate = encode_selection_as(SelectionEncoding::blocks, s, dims);
     if (candidate.size() < best.size()) best.swap(candidate);
   }
@@ -227,8 +239,13 @@ ChunkSelection decode_selection(const std::uint8_t* data, std::size_t size,
       fail_if(size - 1 != (n + 7) / 8, ErrorCode::corrupt_data,
               "encoded selection: bitmap of " + std::to_string(size - 1) + " bytes for " + std::to_string(n) +
                   " elements");
-      for (std::uint64_t i = 0; i < n; ++i)
-        if (data[1 + i / 8] >> (i % 8) & 1) s.set(i);
+      // The bitmap's byte order is the little-endian byte order of the in-memory words.
+      for (std::uint64_t w = 0; w * 8 < size - 1; ++w) {
+        std::uint64_t word = 0;
+        const std::size_t bytes = std::min<std::size_t>(8, size - 1 - w * 8);
+        for (std::size_t b = 0; b < bytes; ++b) word |= std::uint64_t(data[1 + w * 8 + b]) << (8 * b);
+        s.set_word(w, word);
+      }
       fail_if(n % 8 != 0 && (data[size - 1] >> (n % 8)) != 0, ErrorCode::corrupt_data,
               "encoded selection: bitmap has bits past the last element");
       return s;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <type_traits>
 
 #include "h5sparse/error.hpp"
 
@@ -64,20 +65,28 @@ Bytes encode_chunk(const StructuredChunk& chunk, const ChunkLayout& layout) {
   fail_if(chunk.values.size() != chunk.defined.defined_count() * layout.element_size, ErrorCode::invalid_argument,
           "chunk values do not match its defined elements");
   const Bytes selection = encode_selection(chunk.defined, layout.dims);
-  std::array<Bytes, 2> unfiltered = {selection, chunk.values};
-  std::array<Bytes, 2> stored;
+  const Bytes* unfiltered[2] = {&selection, &chunk.values};
+  std::array<Bytes, 2> filtered;
+  const Bytes* stored[2];
   ChunkHeader header{};
   const std::size_t element_sizes[2] = {1, layout.element_size};
   const SectionPipeline* pipelines[2] = {&layout.selection_pipeline, &layout.values_pipeline};
   for (int s = 0; s < 2; ++s) {
     SectionInfo& info = header.sections[std::size_t(s)];
-    info.unfiltered_size = checked_u32(unfiltered[s].size(), "section");
-    info.checksum = checksum(unfiltered[s]);
-    stored[s] = apply_pipeline(*pipelines[s], unfiltered[s], element_sizes[s], &info.filter_mask);
-    info.stored_size = checked_u32(stored[s].size(), "filtered section");
-    info.stored_checksum = std::uint32_t(checksum(stored[s]));
+    info.unfiltered_size = checked_u32(unfiltered[s]->size(), "section");
+    info.checksum = checksum(*unfiltered[s]);
+    if (pipelines[s]->empty()) {  // stored = unfiltered: no copy, one hash
+      stored[s] = unfiltered[s];
+      info.filter_mask = 0;
+      info.stored_checksum = std::uint32_t(info.checksum);
+    } else {
+      filtered[s] = apply_pipeline(*pipelines[s], *unfiltered[s], element_sizes[s], &info.filter_mask);
+      stored[s] = &filtered[s];
+      info.stored_checksum = std::uint32_t(checksum(filtered[s]));
+    }
+    info.stored_size = checked_u32(stored[s]->size(), "filtered section");
   }
-  Bytes out(ChunkHeader::kSize + stored[0].size() + stored[1].size());
+  Bytes out(ChunkHeader::kSize + stored[0]->size() + stored[1]->size());
   std::memcpy(out.data(), kMagic, 4);
   out[4] = ChunkHeader::kVersion;
   out[5] = 2;  // section count
@@ -92,8 +101,8 @@ Bytes encode_chunk(const StructuredChunk& chunk, const ChunkLayout& layout) {
     put_u64(p + 16, info.checksum);
   }
   put_u32(out.data() + kHeaderChecksumOffset, std::uint32_t(XXH3_64bits(out.data(), kHeaderChecksumOffset)));
-  std::copy(stored[0].begin(), stored[0].end(), out.begin() + ChunkHeader::kSize);
-  std::copy(stored[1].begin(), stored[1].end(), out.begin() + long(ChunkHeader::kSize + stored[0].size()));
+  std::copy(stored[0]->begin(), stored[0]->end(), out.begin() + ChunkHeader::kSize);
+  std::copy(stored[1]->begin(), stored[1]->end(), out.begin() + long(ChunkHeader::kSize + stored[0]->size()));
   return out;
 }
 
@@ -170,10 +179,37 @@ void expand_to_dense(const StructuredChunk& chunk, const ChunkLayout& layout, co
     for (std::uint64_t i = 0; i < n; ++i) std::memcpy(dense + i * es, fill, es);
   }
   const std::uint8_t* v = chunk.values.data();
-  chunk.defined.for_each_run([&](std::uint64_t first, std::uint64_t length) {
-    std::memcpy(dense + first * es, v, length * es);
-    v += length * es;
-  });
+  // Short runs dominate random selections: copy them with fixed-size moves, not a memcpy call.
+  auto scatter = [&](auto width) {
+    constexpr std::size_t W = decltype(width)::value;
+    // Walk the set bits word by word (ctz), whole words at once when full: no per-run calls.
+    const auto& words = chunk.defined.words();
+    for (std::size_t wi = 0; wi < words.size(); ++wi) {
+      std::uint64_t w = words[wi];
+      std::uint8_t* base = dense + wi * 64 * W;
+      if (w == ~std::uint64_t(0)) {
+        std::memcpy(base, v, 64 * W);
+        v += 64 * W;
+        continue;
+      }
+      while (w) {
+        std::memcpy(base + std::size_t(__builtin_ctzll(w)) * W, v, W);
+        v += W;
+        w &= w - 1;
+      }
+    }
+  };
+  switch (es) {
+    case 1: scatter(std::integral_constant<std::size_t, 1>{}); break;
+    case 2: scatter(std::integral_constant<std::size_t, 2>{}); break;
+    case 4: scatter(std::integral_constant<std::size_t, 4>{}); break;
+    case 8: scatter(std::integral_constant<std::size_t, 8>{}); break;
+    default:
+      chunk.defined.for_each_run([&](std::uint64_t first, std::uint64_t length) {
+        std::memcpy(dense + first * es, v, length * es);
+        v += length * es;
+      });
+  }
 }
 
 StructuredChunk from_dense(const std::uint8_t* dense, const ChunkLayout& layout,

@@ -33,5 +33,9 @@ class Error : public std::runtime_error {
 inline void fail_if(bool condition, ErrorCode code, const std::string& message) {
   if (condition) throw Error(code, message);
 }
+/// Literal messages: no std::string is built unless the condition holds (hot decode loops).
+inline void fail_if(bool condition, ErrorCode code, const char* message) {
+  if (condition) throw Error(code, message);
+}
 
 }  // namespace h5sparse

@@ -33,6 +33,9 @@ class ChunkSelection {
   void set(std::uint64_t i) noexcept { words_[i >> 6] |= std::uint64_t(1) << (i & 63); }
   void reset(std::uint64_t i) noexcept { words_[i >> 6] &= ~(std::uint64_t(1) << (i & 63)); }
   void set_range(std::uint64_t first, std::uint64_t length) noexcept;
+  void set_word(std::uint64_t w, std::uint64_t bits) noexcept { words_[w] = bits; }
+  /// The bit words (element i at bit i%64 of word i/64), for bulk writers.
+  std::uint64_t* word_data() noexcept { return words_.data(); }
   /// Number of defined elements.
   std::uint64_t defined_count() const noexcept;
   bool none() const noexcept { return defined_count() == 0; }

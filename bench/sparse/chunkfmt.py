@@ -1,0 +1,131 @@
+"""An independent reader of h5sparse's structured chunk (docs/FORMAT.md), for the benchmarks.
+
+It shares no code with the C++ core: it parses the 60-byte header and, where Python's standard
+library can undo the section pipeline (no filter, or deflate, or shuffle of 1-byte elements),
+decodes section 0 (the encoded selection) into the set of defined element offsets, so the
+benchmark checks that what it measures is what it wrote.
+"""
+import struct
+import zlib
+
+import numpy as np
+
+MAGIC = b"H5SC"
+HEADER_SIZE = 60
+TAGS = {0: "empty", 1: "all", 2: "bitmap", 3: "offsets", 4: "runs", 5: "blocks"}
+
+
+class Section:
+    def __init__(self, stored_size, unfiltered_size, filter_mask, stored_checksum, checksum, data):
+        self.stored_size = stored_size
+        self.unfiltered_size = unfiltered_size
+        self.filter_mask = filter_mask
+        self.stored_checksum = stored_checksum
+        self.checksum = checksum
+        self.data = data  # the stored bytes
+
+
+def parse_chunk(raw):
+    """The two sections of a structured chunk (raw bytes as H5Dread_chunk returns them)."""
+    raw = bytes(raw)
+    if len(raw) < HEADER_SIZE or raw[:4] != MAGIC:
+        raise ValueError("not a structured chunk (no H5SC magic)")
+    version, nsections, reserved = raw[4], raw[5], struct.unpack_from("<H", raw, 6)[0]
+    if version != 1 or nsections != 2 or reserved != 0:
+        raise ValueError(f"unexpected header: version {version}, {nsections} sections, reserved {reserved}")
+    sections = []
+    pos = HEADER_SIZE
+    for s in range(2):
+        stored, unfiltered, mask, stored_ck = struct.unpack_from("<IIII", raw, 8 + 24 * s)
+        (ck,) = struct.unpack_from("<Q", raw, 8 + 24 * s + 16)
+        sections.append(Section(stored, unfiltered, mask, stored_ck, ck, raw[pos:pos + stored]))
+        pos += stored
+    if pos != len(raw):
+        raise ValueError(f"sections add up to {pos} bytes, chunk has {len(raw)}")
+    return sections
+
+
+def unfilter(section, pipeline):
+    """Section bytes before the pipeline, or None when a filter is not one we can undo here.
+
+    pipeline: list of (filter id, cd_values) in write order."""
+    data = section.data
+    for i in reversed(range(len(pipeline))):
+        if section.filter_mask >> i & 1:
+            continue
+        fid = pipeline[i][0]
+        if fid == 1:
+            data = zlib.decompress(data)
+        elif fid == 2:
+            pass  # shuffle of 1-byte elements is the identity
+        else:
+            return None
+    if len(data) != section.unfiltered_size:
+        raise ValueError(f"section unfilters to {len(data)} bytes, header says {section.unfiltered_size}")
+    return data
+
+
+def blosc_frame_sizes(data):
+    """(uncompressed, compressed) sizes from a c-blosc 1.x frame header."""
+    nbytes, _blocksize, cbytes = struct.unpack_from("<III", data, 4)
+    return nbytes, cbytes
+
+
+class _Reader:
+    def __init__(self, data, pos):
+        self.data, self.pos = data, pos
+
+    def next(self):
+        v = shift = 0
+        while True:
+            b = self.data[self.pos]
+            self.pos += 1
+            v |= (b & 0x7F) << shift
+            shift += 7
+            if not b & 0x80:
+                return v
+
+
+def decode_selection(data, dims):
+    """Boolean mask (shape dims) of the elements an encoded selection defines; tag name."""
+    n = int(np.prod(dims))
+    mask = np.zeros(n, dtype=bool)
+    tag = data[0]
+    r = _Reader(data, 1)
+    if tag == 0:
+        pass
+    elif tag == 1:
+        mask[:] = True
+    elif tag == 2:
+        bits = np.unpackbits(np.frombuffer(data, dtype=np.uint8, offset=1), bitorder="little")
+        mask[:] = bits[:n].astype(bool)
+        r.pos = len(data)
+    elif tag == 3:
+        count = r.next()
+        nxt = 0
+        for _ in range(count):
+            nxt += r.next()
+            mask[nxt] = True
+            nxt += 1
+    elif tag == 4:
+        count = r.next()
+        nxt = 0
+        for _ in range(count):
+            gap = r.next()
+            length = r.next() + 1
+            mask[nxt + gap:nxt + gap + length] = True
+            nxt += gap + length
+    elif tag == 5:
+        count = r.next()
+        m = mask.reshape(dims)
+        for _ in range(count):
+            box = []
+            for _d in dims:
+                start = r.next()
+                box.append(slice(start, start + r.next() + 1))
+            m[tuple(box)] = True
+    else:
+        raise ValueError(f"unknown selection tag {tag}")
+    if r.pos != len(data):
+        raise ValueError("trailing bytes after the encoded selection")
+    return mask.reshape(dims), TAGS[tag]
