@@ -25,7 +25,7 @@ using hdf5::throw_if_negative;
 // The request form stored on a DCPL (or the complete form of an existing dataset).
 SparseParams current_params(hid_t dcpl) {
   const auto found = hdf5::filter_values(dcpl, kFilterStructuredChunk);
-  fail_if(!found, ErrorCode::invalid_argument,
+  H5SPARSE_FAIL_IF(!found, ErrorCode::invalid_argument,
           "the property list has no sparse layout: call h5sparse_pset_sparse_chunk first");
   const std::vector<unsigned>& values = *found;
   return is_complete_form(values.data(), values.size()) ? from_cd_values(values.data(), values.size())
@@ -39,14 +39,14 @@ void store_params(hid_t dcpl, const SparseParams& params) {
 }
 
 SectionPipeline& section_of(SparseParams& params, unsigned section) {
-  fail_if(section > 1, ErrorCode::invalid_argument,
+  H5SPARSE_FAIL_IF(section > 1, ErrorCode::invalid_argument,
           "section must be 0 (selection) or 1 (values), got " + std::to_string(section));
   return section == 0 ? params.layout.selection_pipeline : params.layout.values_pipeline;
 }
 
 Handle dcpl_of(hid_t id) {
   if (H5Iget_type(id) == H5I_DATASET) return hdf5::checked(H5Dget_create_plist(id), "cannot get the dataset's DCPL");
-  fail_if(H5Pisa_class(id, H5P_DATASET_CREATE) <= 0, ErrorCode::invalid_argument,
+  H5SPARSE_FAIL_IF(H5Pisa_class(id, H5P_DATASET_CREATE) <= 0, ErrorCode::invalid_argument,
           "expected a dataset or a dataset creation property list");
   H5Iinc_ref(id);
   return Handle(id);
@@ -57,7 +57,7 @@ int find_operation(H5VL_subclass_t cls, const char* name) {
   herr_t rc = -1;
   H5E_BEGIN_TRY { rc = H5VLfind_opt_operation(cls, name, &op); }
   H5E_END_TRY
-  fail_if(rc < 0, ErrorCode::unsupported,
+  H5SPARSE_FAIL_IF(rc < 0, ErrorCode::unsupported,
           std::string("the h5sparse VOL connector is not loaded (operation '") + name +
               "' unknown): set HDF5_VOL_CONNECTOR=\"h5sparse under_vol=0;under_info={}\" and HDF5_PLUGIN_PATH");
   return op;
@@ -71,7 +71,7 @@ herr_t h5sparse_pset_sparse_chunk(hid_t dcpl_id, int ndims, const hsize_t dim[])
   return call_guarded<herr_t>(Origin::client, "h5sparse_pset_sparse_chunk", -1, [&]() -> herr_t {
     throw_if_negative(H5Pset_chunk(dcpl_id, ndims, dim), "cannot set the chunk dimensions");
     if (hdf5::filter_values(dcpl_id, kFilterStructuredChunk)) return 0;  // already sparse: keep its options
-    fail_if(H5Pget_nfilters(dcpl_id) > 0, ErrorCode::invalid_argument,
+    H5SPARSE_FAIL_IF(H5Pget_nfilters(dcpl_id) > 0, ErrorCode::invalid_argument,
             "the property list already has a filter pipeline; sparse datasets filter each section instead "
             "(h5sparse_pset_section_filter)");
     const std::vector<unsigned> request = to_request(SparseParams{});
@@ -86,7 +86,7 @@ herr_t h5sparse_pset_section_filter(hid_t dcpl_id, unsigned section, H5Z_filter_
   return call_guarded<herr_t>(Origin::client, "h5sparse_pset_section_filter", -1, [&]() -> herr_t {
     SparseParams params = current_params(dcpl_id);
     SectionPipeline& pipeline = section_of(params, section);
-    fail_if(cd_nelmts > 0 && cd_values == nullptr, ErrorCode::invalid_argument, "cd_values is NULL");
+    H5SPARSE_FAIL_IF(cd_nelmts > 0 && cd_values == nullptr, ErrorCode::invalid_argument, "cd_values is NULL");
     pipeline.push_back({int(filter), flags & kFilterFlagOptional,
                         std::vector<unsigned>(cd_values, cd_values + cd_nelmts)});
     validate_pipeline(pipeline);
@@ -110,7 +110,7 @@ H5Z_filter_t h5sparse_pget_section_filter(hid_t dcpl_id, unsigned section, unsig
     Handle dcpl = dcpl_of(dcpl_id);
     SparseParams params = current_params(dcpl.get());
     const SectionPipeline& pipeline = section_of(params, section);
-    fail_if(idx >= pipeline.size(), ErrorCode::invalid_argument,
+    H5SPARSE_FAIL_IF(idx >= pipeline.size(), ErrorCode::invalid_argument,
             "filter index " + std::to_string(idx) + " beyond the section's " + std::to_string(pipeline.size()));
     const SectionFilter& f = pipeline[idx];
     if (flags) *flags = f.flags;

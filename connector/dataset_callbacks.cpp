@@ -130,7 +130,7 @@ herr_t dataset_optional(void* obj, H5VL_optional_args_t* args, hid_t dxpl_id, vo
       return 0;
     }
     if (op == OwnOperation::get_defined || op == OwnOperation::erase) {
-      fail_if(!o->sparse, ErrorCode::invalid_argument,
+      H5SPARSE_FAIL_IF(!o->sparse, ErrorCode::invalid_argument,
               "erase: the dataset is not sparse (its pipeline has no structured-chunk filter)");
       if (op == OwnOperation::get_defined) {
         auto* a = static_cast<H5SparseGetDefinedArgs*>(args->args);

@@ -92,26 +92,26 @@ herr_t str_to_info(const char* str, void** info) noexcept {
     if (!text.empty()) {
       const std::string key = "under_vol=";
       const std::size_t start = text.find(key);
-      fail_if(start == std::string::npos, ErrorCode::invalid_argument,
+      H5SPARSE_FAIL_IF(start == std::string::npos, ErrorCode::invalid_argument,
               "connector info '" + text + "' must read under_vol=<value>;under_info={...}");
       char* end = nullptr;
       value = unsigned(std::strtoul(text.c_str() + start + key.size(), &end, 10));
-      fail_if(end == text.c_str() + start + key.size(), ErrorCode::invalid_argument,
+      H5SPARSE_FAIL_IF(end == text.c_str() + start + key.size(), ErrorCode::invalid_argument,
               "connector info '" + text + "': under_vol needs a connector value");
       const std::size_t open = text.find("under_info={");
       const std::size_t close = text.rfind('}');
       if (open != std::string::npos) {
-        fail_if(close == std::string::npos || close < open + 12, ErrorCode::invalid_argument,
+        H5SPARSE_FAIL_IF(close == std::string::npos || close < open + 12, ErrorCode::invalid_argument,
                 "connector info '" + text + "': unbalanced braces in under_info");
         under_info = text.substr(open + 12, close - open - 12);
       }
     }
     // HDF5 registers its built-in pass_through lazily (first use of H5VL_PASSTHRU); until then a
     // lookup by value searches the plugin path and fails.
-    fail_if(value == H5VL_PASSTHRU_VALUE && H5VL_PASSTHRU < 0, ErrorCode::invalid_argument,
+    H5SPARSE_FAIL_IF(value == H5VL_PASSTHRU_VALUE && H5VL_PASSTHRU < 0, ErrorCode::invalid_argument,
             "connector info: cannot register HDF5's pass_through connector");
     const hid_t under_vol_id = H5VLregister_connector_by_value(H5VL_class_value_t(value), H5P_DEFAULT);
-    fail_if(under_vol_id < 0, ErrorCode::invalid_argument,
+    H5SPARSE_FAIL_IF(under_vol_id < 0, ErrorCode::invalid_argument,
             "connector info: no VOL connector with value " + std::to_string(value) + " can be loaded");
     void* under_vol_info = nullptr;
     if (!under_info.empty() &&

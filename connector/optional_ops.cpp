@@ -72,7 +72,7 @@ herr_t file_optional(void* obj, H5VL_optional_args_t* args, hid_t dxpl_id, void*
     if (own_operation(H5VL_SUBCLS_FILE, args->op_type) == OwnOperation::connector_version) {
       auto* v = static_cast<H5SparseVersionArgs*>(args->args);
       const std::string text = std::string(H5SPARSE_VOL_NAME) + " " + H5SPARSE_VERSION_STRING;
-      fail_if(v == nullptr || v->buffer == nullptr || v->capacity <= text.size(), ErrorCode::invalid_argument,
+      H5SPARSE_FAIL_IF(v == nullptr || v->buffer == nullptr || v->capacity <= text.size(), ErrorCode::invalid_argument,
               "h5sparse.connector_version: buffer too small for '" + text + "'");
       std::memcpy(v->buffer, text.c_str(), text.size() + 1);
       return 0;

@@ -76,7 +76,7 @@ std::unique_ptr<SparseDataset> SparseDataset::detect(void* under, hid_t under_vo
   if (!is_complete_form(values.data(), values.size())) return nullptr;
   SparseParams params = from_cd_values(values.data(), values.size());
   Handle type = dataset_get(under, under_vol_id, H5VL_DATASET_GET_TYPE, dxpl);
-  fail_if(H5Tget_size(type.get()) != params.layout.element_size, ErrorCode::corrupt_data,
+  H5SPARSE_FAIL_IF(H5Tget_size(type.get()) != params.layout.element_size, ErrorCode::corrupt_data,
           "structured-chunk parameters disagree with the dataset's datatype size");
   return std::unique_ptr<SparseDataset>(new SparseDataset(under, under_vol_id, std::move(params), std::move(type)));
 }
@@ -84,7 +84,7 @@ std::unique_ptr<SparseDataset> SparseDataset::detect(void* under, hid_t under_vo
 void SparseDataset::check_create(hid_t dcpl, hid_t type) {
   if (dcpl == H5P_DEFAULT || dcpl == H5P_DATASET_CREATE_DEFAULT) return;
   if (!hdf5::filter_values(dcpl, kFilterStructuredChunk)) return;
-  fail_if(H5Tdetect_class(type, H5T_VLEN) > 0 || H5Tis_variable_str(type) > 0, ErrorCode::unsupported,
+  H5SPARSE_FAIL_IF(H5Tdetect_class(type, H5T_VLEN) > 0 || H5Tis_variable_str(type) > 0, ErrorCode::unsupported,
           "sparse datasets do not support variable-length datatypes yet");
 }
 
@@ -93,10 +93,10 @@ SparseDataset::Selection SparseDataset::resolve(hid_t file_space, hid_t dxpl) co
   const std::vector<std::uint64_t> dims = extent_of(full.get());
   const hid_t space = file_space == H5S_ALL ? full.get() : file_space;
   if (file_space != H5S_ALL) {
-    fail_if(extent_of(file_space) != dims, ErrorCode::invalid_argument,
+    H5SPARSE_FAIL_IF(extent_of(file_space) != dims, ErrorCode::invalid_argument,
             "the file dataspace's extent " + coords_text(extent_of(file_space)) + " differs from the dataset's " +
                 coords_text(dims));
-    fail_if(H5Sselect_valid(file_space) <= 0, ErrorCode::invalid_argument,
+    H5SPARSE_FAIL_IF(H5Sselect_valid(file_space) <= 0, ErrorCode::invalid_argument,
             "the file selection lies outside the dataset's extent " + coords_text(dims));
   }
   const hssize_t npoints = H5Sget_select_npoints(space);
@@ -170,7 +170,7 @@ StructuredChunk SparseDataset::read_chunk(const std::vector<std::uint64_t>& orig
   try {
     if (nargs.chunk_read.filters & 1) {
       // Stored with the structured-chunk filter skipped: a dense chunk, every element defined.
-      fail_if(stored.size() != params_.layout.element_count() * params_.layout.element_size,
+      H5SPARSE_FAIL_IF(stored.size() != params_.layout.element_count() * params_.layout.element_size,
               ErrorCode::corrupt_data, "unfiltered chunk has the wrong size");
       return from_dense(stored.data(), params_.layout, nullptr);
     }
@@ -250,16 +250,16 @@ void SparseDataset::write(hid_t mem_type, hid_t mem_space, hid_t file_space, hid
   const hid_t mspace = mem_space == H5S_ALL ? sel.space : mem_space;
   const hssize_t mem_points = H5Sget_select_npoints(mspace);
   throw_if_negative(mem_points, "cannot count the selected memory elements");
-  fail_if(mem_points != sel.npoints, ErrorCode::invalid_argument,
+  H5SPARSE_FAIL_IF(mem_points != sel.npoints, ErrorCode::invalid_argument,
           "memory selection has " + std::to_string(mem_points) + " elements, file selection " +
               std::to_string(sel.npoints));
   if (sel.npoints == 0) return;
-  fail_if(buf == nullptr, ErrorCode::invalid_argument, "no data buffer to write from");
+  H5SPARSE_FAIL_IF(buf == nullptr, ErrorCode::invalid_argument, "no data buffer to write from");
 
   const std::size_t n = std::size_t(sel.npoints);
   const std::size_t es = params_.layout.element_size;
   const std::size_t mem_size = H5Tget_size(mem_type);
-  fail_if(mem_size == 0, ErrorCode::invalid_argument, "invalid memory datatype");
+  H5SPARSE_FAIL_IF(mem_size == 0, ErrorCode::invalid_argument, "invalid memory datatype");
   const htri_t same = H5Tequal(mem_type, file_type_.get());
   // The caller's buffer is already the selection in order, in the file type: read it in place.
   const bool in_place = same > 0 && H5Sget_select_type(mspace) == H5S_SEL_ALL;

@@ -26,23 +26,23 @@ constexpr std::size_t kMaxValues = 8;
 
 BloscParams params_from(std::size_t cd_nelmts, const unsigned cd_values[]) {
   BloscParams p;
-  fail_if(cd_nelmts < 4, ErrorCode::invalid_argument,
+  H5SPARSE_FAIL_IF(cd_nelmts < 4, ErrorCode::invalid_argument,
           "blosc: expected at least 4 cd_values, got " + std::to_string(cd_nelmts));
   p.typesize = cd_values[2];
   if (cd_nelmts >= 5) p.clevel = int(cd_values[4]);
   if (cd_nelmts >= 6) {
-    fail_if(cd_values[5] > 2, ErrorCode::invalid_argument,
+    H5SPARSE_FAIL_IF(cd_values[5] > 2, ErrorCode::invalid_argument,
             "blosc: shuffle cd_values[5] must be 0 (none), 1 (byte) or 2 (bit), got " +
                 std::to_string(cd_values[5]));
     p.shuffle = Shuffle(cd_values[5]);
   }
   if (cd_nelmts >= 7) {
-    fail_if(cd_values[6] > 5, ErrorCode::invalid_argument,
+    H5SPARSE_FAIL_IF(cd_values[6] > 5, ErrorCode::invalid_argument,
             "blosc: compressor cd_values[6] must be 0 blosclz, 1 lz4, 2 lz4hc, 3 snappy, 4 zlib or "
             "5 zstd, got " + std::to_string(cd_values[6]));
     p.compressor = BloscCompressor(cd_values[6]);
   }
-  fail_if(p.clevel < 0 || p.clevel > 9, ErrorCode::invalid_argument,
+  H5SPARSE_FAIL_IF(p.clevel < 0 || p.clevel > 9, ErrorCode::invalid_argument,
           "blosc: clevel cd_values[4] must be 0-9, got " + std::to_string(p.clevel));
   p.nthreads = blosc_threads_from_environment();
   return p;
@@ -55,13 +55,13 @@ herr_t blosc_set_local(hid_t dcpl, hid_t type, hid_t /*space*/) {
     std::size_t count = current_cd_values(dcpl, kFilterBlosc, &flags, values, kMaxValues);
     if (count < 4) count = 4;  // the first four slots are ours to fill
     const ChunkGeometry g = chunk_geometry(dcpl, type);
-    fail_if(g.chunk_bytes > 0xFFFFFFFFu, ErrorCode::unsupported, "blosc: chunks must be under 4 GiB");
+    H5SPARSE_FAIL_IF(g.chunk_bytes > 0xFFFFFFFFu, ErrorCode::unsupported, "blosc: chunks must be under 4 GiB");
     values[0] = kFilterRevision;
     values[1] = kBloscFormat;
     values[2] = unsigned(g.base_type_size > 255 ? 1 : g.base_type_size);
     values[3] = unsigned(g.chunk_bytes);
     BloscParams p = params_from(count, values);  // reject bad options at create time
-    fail_if(!blosc_compressor_available(p.compressor), ErrorCode::unsupported,
+    H5SPARSE_FAIL_IF(!blosc_compressor_available(p.compressor), ErrorCode::unsupported,
             std::string("blosc: compressor '") + blosc_compressor_name(p.compressor) +
                 "' is not available in this build");
     throw_if_negative(H5Pmodify_filter(dcpl, kFilterBlosc, flags, count, values),
@@ -77,7 +77,7 @@ size_t blosc_filter(unsigned flags, size_t cd_nelmts, const unsigned cd_values[]
     const auto* input = static_cast<const std::uint8_t*>(*buf);
     if (flags & H5Z_FLAG_REVERSE) {
       const std::size_t decoded = blosc_decoded_size(input, nbytes);
-      fail_if(cd_values[3] != 0 && decoded != cd_values[3], ErrorCode::corrupt_data,
+      H5SPARSE_FAIL_IF(cd_values[3] != 0 && decoded != cd_values[3], ErrorCode::corrupt_data,
               "blosc: frame decodes to " + std::to_string(decoded) + " bytes but chunks hold " +
                   std::to_string(cd_values[3]));
       FilterOutput out(decoded);
@@ -87,7 +87,7 @@ size_t blosc_filter(unsigned flags, size_t cd_nelmts, const unsigned cd_values[]
     FilterOutput out(nbytes);
     const std::size_t size = blosc_compress(out.data(), out.capacity(), input, nbytes, p);
     // Does not pay: HDF5 stores an optional filter's chunk raw and clears this record.
-    fail_if(size == 0, ErrorCode::buffer_too_small,
+    H5SPARSE_FAIL_IF(size == 0, ErrorCode::buffer_too_small,
             "blosc: compressed chunk would not be smaller than " + std::to_string(nbytes) + " bytes");
     return out.replace(buf, buf_size, size);
   });

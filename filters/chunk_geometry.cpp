@@ -10,7 +10,7 @@ namespace h5sparse::hdf5 {
 ChunkGeometry chunk_geometry(hid_t dcpl, hid_t type) {
   ChunkGeometry g{};
   g.type_size = H5Tget_size(type);
-  fail_if(g.type_size == 0, ErrorCode::invalid_argument, "cannot read the datatype size");
+  H5SPARSE_FAIL_IF(g.type_size == 0, ErrorCode::invalid_argument, "cannot read the datatype size");
   g.base_type_size = g.type_size;
   if (H5Tget_class(type) == H5T_ARRAY) {
     const hid_t super = H5Tget_super(type);
@@ -21,7 +21,7 @@ ChunkGeometry chunk_geometry(hid_t dcpl, hid_t type) {
   }
   hsize_t dims[H5S_MAX_RANK];
   const int rank = H5Pget_chunk(dcpl, H5S_MAX_RANK, dims);
-  fail_if(rank <= 0, ErrorCode::invalid_argument, "the dataset is not chunked");
+  H5SPARSE_FAIL_IF(rank <= 0, ErrorCode::invalid_argument, "the dataset is not chunked");
   g.chunk_bytes = g.type_size;
   for (int i = 0; i < rank; ++i) g.chunk_bytes *= dims[i];
   return g;

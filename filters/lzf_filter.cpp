@@ -28,7 +28,7 @@ herr_t lzf_set_local(hid_t dcpl, hid_t type, hid_t /*space*/) {
     std::size_t count = current_cd_values(dcpl, kFilterLzf, &flags, values, kMaxValues);
     if (count < 3) count = 3;  // the first three slots are ours; keep any later ones
     const ChunkGeometry g = chunk_geometry(dcpl, type);
-    fail_if(g.chunk_bytes > 0xFFFFFFFFu, ErrorCode::unsupported, "lzf: chunks must be under 4 GiB");
+    H5SPARSE_FAIL_IF(g.chunk_bytes > 0xFFFFFFFFu, ErrorCode::unsupported, "lzf: chunks must be under 4 GiB");
     if (values[0] == 0) values[0] = kFilterRevision;
     if (values[1] == 0) values[1] = kLzfVersion;
     values[2] = unsigned(g.chunk_bytes);
@@ -47,7 +47,7 @@ size_t lzf_filter(unsigned flags, size_t cd_nelmts, const unsigned cd_values[], 
       if (expected != 0) {
         FilterOutput out(expected);
         const std::size_t size = lzf_decompress(out.data(), out.capacity(), input, nbytes);
-        fail_if(size != expected, ErrorCode::corrupt_data,
+        H5SPARSE_FAIL_IF(size != expected, ErrorCode::corrupt_data,
                 "lzf: stream decodes to " + std::to_string(size) + " bytes but chunks hold " +
                     std::to_string(expected));
         return out.replace(buf, buf_size, size);
@@ -64,7 +64,7 @@ size_t lzf_filter(unsigned flags, size_t cd_nelmts, const unsigned cd_values[], 
     }
     FilterOutput out(nbytes);
     const std::size_t size = lzf_compress(out.data(), out.capacity(), input, nbytes);
-    fail_if(size == 0, ErrorCode::buffer_too_small,
+    H5SPARSE_FAIL_IF(size == 0, ErrorCode::buffer_too_small,
             "lzf: compressed chunk would not be smaller than " + std::to_string(nbytes) + " bytes");
     return out.replace(buf, buf_size, size);
   });

@@ -29,9 +29,9 @@ constexpr std::size_t kMaxValues = 256;
 
 herr_t structured_set_local(hid_t dcpl, hid_t type, hid_t /*space*/) {
   return call_guarded<herr_t>(Origin::filter, "structured_chunk_set_local", -1, [&]() -> herr_t {
-    fail_if(H5Tdetect_class(type, H5T_VLEN) > 0 || H5Tis_variable_str(type) > 0, ErrorCode::unsupported,
+    H5SPARSE_FAIL_IF(H5Tdetect_class(type, H5T_VLEN) > 0 || H5Tis_variable_str(type) > 0, ErrorCode::unsupported,
             "sparse datasets do not support variable-length datatypes yet");
-    fail_if(H5Tget_class(type) == H5T_REFERENCE && H5Tequal(type, H5T_STD_REF) > 0, ErrorCode::unsupported,
+    H5SPARSE_FAIL_IF(H5Tget_class(type) == H5T_REFERENCE && H5Tequal(type, H5T_STD_REF) > 0, ErrorCode::unsupported,
             "sparse datasets do not support H5R_ref_t references; use H5T_STD_REF_OBJ");
     unsigned flags = 0;
     std::vector<unsigned> values(kMaxValues);
@@ -56,7 +56,7 @@ herr_t structured_set_local(hid_t dcpl, hid_t type, hid_t /*space*/) {
         params.fill.clear();
     }
     const std::vector<unsigned> complete = to_cd_values(params);
-    fail_if(complete.size() > kMaxValues, ErrorCode::unsupported,
+    H5SPARSE_FAIL_IF(complete.size() > kMaxValues, ErrorCode::unsupported,
             "structured-chunk parameters need " + std::to_string(complete.size()) +
                 " cd_values, HDF5 allows 256: use shorter section pipelines or a smaller non-zero fill value");
     // Mandatory: a reader without this filter must fail, never see structured bytes as data.
@@ -81,7 +81,7 @@ size_t structured_filter(unsigned flags, size_t cd_nelmts, const unsigned cd_val
       expand_to_dense(chunk, layout, fill, out.data());
       return out.replace(buf, buf_size, dense_size);
     }
-    fail_if(nbytes != dense_size, ErrorCode::invalid_argument,
+    H5SPARSE_FAIL_IF(nbytes != dense_size, ErrorCode::invalid_argument,
             "dense chunk of " + std::to_string(nbytes) + " bytes, expected " + std::to_string(dense_size));
     const Bytes zeros(fill ? 0 : layout.element_size, 0);
     const std::uint8_t* fill_bytes = fill ? fill : zeros.data();

@@ -31,11 +31,11 @@ std::size_t blosc_compress_bound(std::size_t src_size) noexcept {
 
 std::size_t blosc_compress(std::uint8_t* dst, std::size_t dst_capacity, const std::uint8_t* src,
                            std::size_t src_size, const BloscParams& params) {
-  fail_if(params.clevel < 0 || params.clevel > 9, ErrorCode::invalid_argument,
+  H5SPARSE_FAIL_IF(params.clevel < 0 || params.clevel > 9, ErrorCode::invalid_argument,
           "blosc: clevel must be 0-9, got " + std::to_string(params.clevel));
-  fail_if(src_size > std::size_t(BLOSC_MAX_BUFFERSIZE), ErrorCode::unsupported,
+  H5SPARSE_FAIL_IF(src_size > std::size_t(BLOSC_MAX_BUFFERSIZE), ErrorCode::unsupported,
           "blosc: a chunk of " + std::to_string(src_size) + " bytes exceeds blosc's 2 GiB limit");
-  fail_if(!blosc_compressor_available(params.compressor), ErrorCode::unsupported,
+  H5SPARSE_FAIL_IF(!blosc_compressor_available(params.compressor), ErrorCode::unsupported,
           std::string("blosc: compressor '") + blosc_compressor_name(params.compressor) +
               "' is not available in this c-blosc build (available: " + blosc_list_compressors() + ")");
   // Blosc's own typesize limit; larger types are compressed as bytes, as hdf5-blosc does.
@@ -43,13 +43,13 @@ std::size_t blosc_compress(std::uint8_t* dst, std::size_t dst_capacity, const st
   const int rc = blosc_compress_ctx(params.clevel, int(params.shuffle), typesize, src_size, src, dst,
                                     dst_capacity, blosc_compressor_name(params.compressor), 0,
                                     params.nthreads < 1 ? 1 : params.nthreads);
-  fail_if(rc < 0, ErrorCode::codec_failure, "blosc: compression failed, code " + std::to_string(rc));
+  H5SPARSE_FAIL_IF(rc < 0, ErrorCode::codec_failure, "blosc: compression failed, code " + std::to_string(rc));
   return std::size_t(rc);
 }
 
 std::size_t blosc_decoded_size(const std::uint8_t* src, std::size_t src_size) {
   std::size_t nbytes = 0;
-  fail_if(src_size < BLOSC_MIN_HEADER_LENGTH || blosc_cbuffer_validate(src, src_size, &nbytes) != 0,
+  H5SPARSE_FAIL_IF(src_size < BLOSC_MIN_HEADER_LENGTH || blosc_cbuffer_validate(src, src_size, &nbytes) != 0,
           ErrorCode::corrupt_data,
           "blosc: frame header is invalid or disagrees with the stored size of " +
               std::to_string(src_size) + " bytes");
@@ -59,12 +59,12 @@ std::size_t blosc_decoded_size(const std::uint8_t* src, std::size_t src_size) {
 std::size_t blosc_decompress(std::uint8_t* dst, std::size_t dst_capacity, const std::uint8_t* src,
                              std::size_t src_size, int nthreads) {
   const std::size_t expected = blosc_decoded_size(src, src_size);
-  fail_if(expected > dst_capacity, ErrorCode::buffer_too_small,
+  H5SPARSE_FAIL_IF(expected > dst_capacity, ErrorCode::buffer_too_small,
           "blosc: frame decodes to " + std::to_string(expected) + " bytes, more than the " +
               std::to_string(dst_capacity) + " expected");
   if (expected == 0) return 0;
   const int rc = blosc_decompress_ctx(src, dst, dst_capacity, nthreads < 1 ? 1 : nthreads);
-  fail_if(rc <= 0 || std::size_t(rc) != expected, ErrorCode::corrupt_data,
+  H5SPARSE_FAIL_IF(rc <= 0 || std::size_t(rc) != expected, ErrorCode::corrupt_data,
           "blosc: frame payload is corrupt (decoder returned " + std::to_string(rc) + ")");
   return expected;
 }

@@ -9,10 +9,10 @@ namespace h5sparse {
 
 ChunkGrid::ChunkGrid(std::vector<std::uint64_t> dataset_dims, std::vector<std::uint64_t> chunk_dims)
     : dims_(std::move(dataset_dims)), chunk_(std::move(chunk_dims)) {
-  fail_if(dims_.size() != chunk_.size() || dims_.empty(), ErrorCode::invalid_argument,
+  H5SPARSE_FAIL_IF(dims_.size() != chunk_.size() || dims_.empty(), ErrorCode::invalid_argument,
           "dataset and chunk ranks differ");
   for (std::size_t d = 0; d < dims_.size(); ++d) {
-    fail_if(chunk_[d] == 0, ErrorCode::invalid_argument, "chunk dimension is zero");
+    H5SPARSE_FAIL_IF(chunk_[d] == 0, ErrorCode::invalid_argument, "chunk dimension is zero");
     grid_.push_back((dims_[d] + chunk_[d] - 1) / chunk_[d]);
   }
 }
@@ -64,7 +64,7 @@ void ChunkGrid::split(std::uint64_t offset, std::uint64_t length, std::uint64_t 
       coords[d] = rest % dims_[d];
       rest /= dims_[d];
     }
-    fail_if(rest != 0, ErrorCode::invalid_argument, "selection lies outside the dataset extent");
+    H5SPARSE_FAIL_IF(rest != 0, ErrorCode::invalid_argument, "selection lies outside the dataset extent");
     // The piece ends at the chunk boundary or the end of the row, whichever comes first.
     const std::uint64_t last = coords[r - 1];
     const std::uint64_t to_chunk_end = chunk_[r - 1] - last % chunk_[r - 1];

@@ -134,7 +134,7 @@ CompressionOptions parse_compression_spec(const std::string& spec) {
     start = end + 1;
     if (item.empty()) continue;
     const std::size_t eq = item.find('=');
-    fail_if(eq == std::string::npos, ErrorCode::invalid_argument,
+    H5SPARSE_FAIL_IF(eq == std::string::npos, ErrorCode::invalid_argument,
             "compression option '" + item + "' is not key=value; keys: complib, complevel, shuffle");
     const std::string key = item.substr(0, eq);
     const OptionValue value = OptionValue::parse(item.substr(eq + 1));

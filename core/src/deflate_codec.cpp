@@ -10,7 +10,7 @@ namespace h5sparse {
 namespace {
 
 void check_fits_zlib(std::size_t size) {
-  fail_if(size > std::numeric_limits<uInt>::max(), ErrorCode::unsupported,
+  H5SPARSE_FAIL_IF(size > std::numeric_limits<uInt>::max(), ErrorCode::unsupported,
           "deflate: buffers over 4 GiB are not supported");
 }
 
@@ -18,13 +18,13 @@ void check_fits_zlib(std::size_t size) {
 
 std::size_t deflate_compress(std::uint8_t* dst, std::size_t dst_capacity, const std::uint8_t* src,
                              std::size_t src_size, int level) {
-  fail_if(level < 0 || level > 9, ErrorCode::invalid_argument,
+  H5SPARSE_FAIL_IF(level < 0 || level > 9, ErrorCode::invalid_argument,
           "deflate: level must be 0-9, got " + std::to_string(level));
   check_fits_zlib(src_size);
   uLongf out_size = uLongf(dst_capacity);
   const int rc = compress2(dst, &out_size, src, uLong(src_size), level);
   if (rc == Z_BUF_ERROR) return 0;
-  fail_if(rc != Z_OK, ErrorCode::codec_failure, "deflate: zlib compress2 failed, code " + std::to_string(rc));
+  H5SPARSE_FAIL_IF(rc != Z_OK, ErrorCode::codec_failure, "deflate: zlib compress2 failed, code " + std::to_string(rc));
   return std::size_t(out_size);
 }
 
@@ -35,7 +35,7 @@ void deflate_decompress_exact(std::uint8_t* dst, std::size_t expected_size, cons
   uLongf out_size = uLongf(expected_size);
   uLong in_size = uLong(src_size);
   const int rc = uncompress2(dst, &out_size, src, &in_size);
-  fail_if(rc != Z_OK || out_size != expected_size || in_size != src_size, ErrorCode::corrupt_data,
+  H5SPARSE_FAIL_IF(rc != Z_OK || out_size != expected_size || in_size != src_size, ErrorCode::corrupt_data,
           "deflate: stream is corrupt or does not decode to the expected " +
               std::to_string(expected_size) + " bytes");
 }
@@ -44,7 +44,7 @@ Bytes deflate_decompress(const std::uint8_t* src, std::size_t src_size, std::siz
                          std::size_t max_size) {
   check_fits_zlib(src_size);
   z_stream stream{};
-  fail_if(inflateInit(&stream) != Z_OK, ErrorCode::codec_failure, "deflate: inflateInit failed");
+  H5SPARSE_FAIL_IF(inflateInit(&stream) != Z_OK, ErrorCode::codec_failure, "deflate: inflateInit failed");
   Bytes out(std::max<std::size_t>(size_hint, 64));
   stream.next_in = const_cast<Bytef*>(src);
   stream.avail_in = uInt(src_size);

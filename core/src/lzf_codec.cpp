@@ -19,14 +19,14 @@ std::size_t lzf_compress(std::uint8_t* dst, std::size_t dst_capacity, const std:
 
 std::size_t lzf_decompress(std::uint8_t* dst, std::size_t dst_capacity, const std::uint8_t* src,
                            std::size_t src_size) {
-  fail_if(src_size == 0, ErrorCode::corrupt_data, "lzf: empty stream");
-  fail_if(src_size > std::numeric_limits<unsigned>::max(), ErrorCode::unsupported,
+  H5SPARSE_FAIL_IF(src_size == 0, ErrorCode::corrupt_data, "lzf: empty stream");
+  H5SPARSE_FAIL_IF(src_size > std::numeric_limits<unsigned>::max(), ErrorCode::unsupported,
           "lzf: streams over 4 GiB are not supported");
   const std::size_t capacity = std::min<std::size_t>(dst_capacity, std::numeric_limits<unsigned>::max());
   errno = 0;
   const unsigned n = ::lzf_decompress(src, unsigned(src_size), dst, unsigned(capacity));
   if (n != 0) return n;
-  fail_if(errno == E2BIG, ErrorCode::buffer_too_small,
+  H5SPARSE_FAIL_IF(errno == E2BIG, ErrorCode::buffer_too_small,
           "lzf: stream decodes to more than " + std::to_string(capacity) + " bytes");
   throw Error(ErrorCode::corrupt_data, "lzf: stream is corrupt");
 }

@@ -72,7 +72,7 @@ Bytes reverse_one(const SectionFilter& f, const Bytes& in, std::size_t element_s
     }
     case kFilterBlosc: {
       const std::size_t size = blosc_decoded_size(in.data(), in.size());
-      fail_if(size > expansion_bound(final_size), ErrorCode::corrupt_data, "blosc frame decodes too large");
+      H5SPARSE_FAIL_IF(size > expansion_bound(final_size), ErrorCode::corrupt_data, "blosc frame decodes too large");
       out.resize(size);
       blosc_decompress(out.data(), out.size(), in.data(), in.size(), blosc_threads_from_environment());
       return out;
@@ -84,23 +84,23 @@ Bytes reverse_one(const SectionFilter& f, const Bytes& in, std::size_t element_s
 }  // namespace
 
 void validate_pipeline(const SectionPipeline& pipeline) {
-  fail_if(pipeline.size() > kMaxFilters, ErrorCode::invalid_argument, "a section pipeline holds at most 32 filters");
+  H5SPARSE_FAIL_IF(pipeline.size() > kMaxFilters, ErrorCode::invalid_argument, "a section pipeline holds at most 32 filters");
   for (const SectionFilter& f : pipeline) {
     switch (f.id) {
       case kFilterShuffle:
       case kFilterLzf:
         break;
       case kFilterDeflate:
-        fail_if(!f.cd_values.empty() && f.cd_values[0] > 9, ErrorCode::invalid_argument,
+        H5SPARSE_FAIL_IF(!f.cd_values.empty() && f.cd_values[0] > 9, ErrorCode::invalid_argument,
                 "deflate level must be 0-9, got " + std::to_string(f.cd_values[0]));
         break;
       case kFilterBlosc: {
         const auto& cd = f.cd_values;
-        fail_if(cd.size() > 4 && cd[4] > 9, ErrorCode::invalid_argument,
+        H5SPARSE_FAIL_IF(cd.size() > 4 && cd[4] > 9, ErrorCode::invalid_argument,
                 "blosc clevel must be 0-9, got " + std::to_string(cd.size() > 4 ? cd[4] : 0));
-        fail_if(cd.size() > 5 && cd[5] > 2, ErrorCode::invalid_argument,
+        H5SPARSE_FAIL_IF(cd.size() > 5 && cd[5] > 2, ErrorCode::invalid_argument,
                 "blosc shuffle must be 0 (none), 1 (byte) or 2 (bit)");
-        fail_if(cd.size() > 6 && (cd[6] > 5 || !blosc_compressor_available(BloscCompressor(cd[6]))),
+        H5SPARSE_FAIL_IF(cd.size() > 6 && (cd[6] > 5 || !blosc_compressor_available(BloscCompressor(cd[6]))),
                 ErrorCode::invalid_argument,
                 "blosc compressor must be 0 blosclz, 1 lz4, 2 lz4hc, 4 zlib or 5 zstd");
         break;
@@ -126,7 +126,7 @@ Bytes apply_pipeline(const SectionPipeline& pipeline, Bytes data, std::size_t el
     Bytes out = forward_one(f, data, element_size);
     const bool compressor = f.id != kFilterShuffle;
     if (compressor && (out.empty() || out.size() >= data.size())) {
-      fail_if(!(f.flags & kFilterFlagOptional) && out.empty(), ErrorCode::codec_failure,
+      H5SPARSE_FAIL_IF(!(f.flags & kFilterFlagOptional) && out.empty(), ErrorCode::codec_failure,
               "mandatory section filter " + std::to_string(f.id) + " cannot compress this section");
       if (f.flags & kFilterFlagOptional) {
         *filter_mask |= 1u << i;
@@ -140,7 +140,7 @@ Bytes apply_pipeline(const SectionPipeline& pipeline, Bytes data, std::size_t el
 
 Bytes reverse_pipeline(const SectionPipeline& pipeline, Bytes data, std::uint32_t filter_mask,
                        std::size_t element_size, std::size_t unfiltered_size) {
-  fail_if(pipeline.size() < 32 && (filter_mask >> pipeline.size()) != 0, ErrorCode::corrupt_data,
+  H5SPARSE_FAIL_IF(pipeline.size() < 32 && (filter_mask >> pipeline.size()) != 0, ErrorCode::corrupt_data,
           "filter mask names filters the section pipeline does not have");
   std::size_t last_active = 0;  // the lowest unmasked index runs last on read
   while (last_active < pipeline.size() && (filter_mask >> last_active & 1)) ++last_active;
@@ -148,7 +148,7 @@ Bytes reverse_pipeline(const SectionPipeline& pipeline, Bytes data, std::uint32_
     if (filter_mask >> i & 1) continue;
     data = reverse_one(pipeline[i], data, element_size, unfiltered_size, i == last_active);
   }
-  fail_if(data.size() != unfiltered_size, ErrorCode::corrupt_data,
+  H5SPARSE_FAIL_IF(data.size() != unfiltered_size, ErrorCode::corrupt_data,
           "section decodes to " + std::to_string(data.size()) + " bytes, expected " + std::to_string(unfiltered_size));
   return data;
 }

@@ -25,9 +25,9 @@ class VarintReader {
   std::uint64_t next() {
     std::uint64_t v = 0;
     for (unsigned shift = 0; shift < 64; shift += 7) {
-      fail_if(p_ == end_, ErrorCode::corrupt_data, "encoded selection is truncated");
+      H5SPARSE_FAIL_IF(p_ == end_, ErrorCode::corrupt_data, "encoded selection is truncated");
       const std::uint8_t byte = *p_++;
-      fail_if(shift == 63 && byte > 1, ErrorCode::corrupt_data, "encoded selection: varint overflows 64 bits");
+      H5SPARSE_FAIL_IF(shift == 63 && byte > 1, ErrorCode::corrupt_data, "encoded selection: varint overflows 64 bits");
       v |= std::uint64_t(byte & 0x7F) << shift;
       if (!(byte & 0x80)) return v;
     }
@@ -41,10 +41,10 @@ class VarintReader {
 };
 
 std::uint64_t element_count_of(const std::vector<std::uint64_t>& dims) {
-  fail_if(dims.empty() || dims.size() > 32, ErrorCode::invalid_argument, "chunk rank must be 1-32");
+  H5SPARSE_FAIL_IF(dims.empty() || dims.size() > 32, ErrorCode::invalid_argument, "chunk rank must be 1-32");
   std::uint64_t n = 1;
   for (std::uint64_t d : dims) {
-    fail_if(d == 0 || n > UINT64_MAX / d, ErrorCode::invalid_argument, "chunk dimensions are zero or too large");
+    H5SPARSE_FAIL_IF(d == 0 || n > UINT64_MAX / d, ErrorCode::invalid_argument, "chunk dimensions are zero or too large");
     n *= d;
   }
   return n;
@@ -141,15 +141,15 @@ ChunkSelection& ChunkSelection::subtract(const ChunkSelection& other) noexcept {
 
 Bytes encode_selection_as(SelectionEncoding encoding, const ChunkSelection& s,
                           const std::vector<std::uint64_t>& dims) {
-  fail_if(element_count_of(dims) != s.element_count(), ErrorCode::invalid_argument,
+  H5SPARSE_FAIL_IF(element_count_of(dims) != s.element_count(), ErrorCode::invalid_argument,
           "selection size does not match the chunk dimensions");
   Bytes out{std::uint8_t(encoding)};
   switch (encoding) {
     case SelectionEncoding::empty:
-      fail_if(!s.none(), ErrorCode::invalid_argument, "selection is not empty");
+      H5SPARSE_FAIL_IF(!s.none(), ErrorCode::invalid_argument, "selection is not empty");
       break;
     case SelectionEncoding::all:
-      fail_if(!s.all(), ErrorCode::invalid_argument, "selection is not complete");
+      H5SPARSE_FAIL_IF(!s.all(), ErrorCode::invalid_argument, "selection is not complete");
       break;
     case SelectionEncoding::bitmap: {
       const std::size_t bytes = std::size_t((s.element_count() + 7) / 8);
@@ -182,7 +182,7 @@ Bytes encode_selection_as(SelectionEncoding encoding, const ChunkSelection& s,
     }
     case SelectionEncoding::blocks: {
       const auto block = as_single_block(s, dims);
-      fail_if(!block, ErrorCode::invalid_argument, "selection is not one block");
+      H5SPARSE_FAIL_IF(!block, ErrorCode::invalid_argument, "selection is not one block");
       put_varint(out, 1);
       for (const auto& [start, extent] : *block) {
         put_varint(out, start);
@@ -226,7 +226,7 @@ Bytes encode_selection(const ChunkSelection& s, const std::vector<std::uint64_t>
 ChunkSelection decode_selection(const std::uint8_t* data, std::size_t size,
                                 const std::vector<std::uint64_t>& dims) {
   const std::uint64_t n = element_count_of(dims);
-  fail_if(size == 0, ErrorCode::corrupt_data, "encoded selection is empty (no encoding tag)");
+  H5SPARSE_FAIL_IF(size == 0, ErrorCode::corrupt_data, "encoded selection is empty (no encoding tag)");
   ChunkSelection s(n);
   VarintReader in(data + 1, size - 1);
   switch (SelectionEncoding(data[0])) {
@@ -236,7 +236,7 @@ ChunkSelection decode_selection(const std::uint8_t* data, std::size_t size,
       s.set_range(0, n);
       break;
     case SelectionEncoding::bitmap: {
-      fail_if(size - 1 != (n + 7) / 8, ErrorCode::corrupt_data,
+      H5SPARSE_FAIL_IF(size - 1 != (n + 7) / 8, ErrorCode::corrupt_data,
               "encoded selection: bitmap of " + std::to_string(size - 1) + " bytes for " + std::to_string(n) +
                   " elements");
       // The bitmap's byte order is the little-endian byte order of the in-memory words.
@@ -246,17 +246,17 @@ ChunkSelection decode_selection(const std::uint8_t* data, std::size_t size,
         for (std::size_t b = 0; b < bytes; ++b) word |= std::uint64_t(data[1 + w * 8 + b]) << (8 * b);
         s.set_word(w, word);
       }
-      fail_if(n % 8 != 0 && (data[size - 1] >> (n % 8)) != 0, ErrorCode::corrupt_data,
+      H5SPARSE_FAIL_IF(n % 8 != 0 && (data[size - 1] >> (n % 8)) != 0, ErrorCode::corrupt_data,
               "encoded selection: bitmap has bits past the last element");
       return s;
     }
     case SelectionEncoding::offsets: {
       const std::uint64_t count = in.next();
-      fail_if(count > n, ErrorCode::corrupt_data, "encoded selection: more offsets than elements");
+      H5SPARSE_FAIL_IF(count > n, ErrorCode::corrupt_data, "encoded selection: more offsets than elements");
       std::uint64_t next = 0;
       for (std::uint64_t k = 0; k < count; ++k) {
         const std::uint64_t gap = in.next();
-        fail_if(next >= n || gap >= n - next, ErrorCode::corrupt_data, "encoded selection: offset outside the chunk");
+        H5SPARSE_FAIL_IF(next >= n || gap >= n - next, ErrorCode::corrupt_data, "encoded selection: offset outside the chunk");
         next += gap;
         s.set(next++);
       }
@@ -264,12 +264,12 @@ ChunkSelection decode_selection(const std::uint8_t* data, std::size_t size,
     }
     case SelectionEncoding::runs: {
       const std::uint64_t count = in.next();
-      fail_if(count > n, ErrorCode::corrupt_data, "encoded selection: more runs than elements");
+      H5SPARSE_FAIL_IF(count > n, ErrorCode::corrupt_data, "encoded selection: more runs than elements");
       std::uint64_t next = 0;
       for (std::uint64_t k = 0; k < count; ++k) {
         const std::uint64_t gap = in.next();
         const std::uint64_t length = in.next() + 1;
-        fail_if(length == 0 || gap > n - next || length > n - next - gap, ErrorCode::corrupt_data,
+        H5SPARSE_FAIL_IF(length == 0 || gap > n - next || length > n - next - gap, ErrorCode::corrupt_data,
                 "encoded selection: run outside the chunk");
         s.set_range(next + gap, length);
         next += gap + length;
@@ -278,13 +278,13 @@ ChunkSelection decode_selection(const std::uint8_t* data, std::size_t size,
     }
     case SelectionEncoding::blocks: {
       const std::uint64_t count = in.next();
-      fail_if(count > n, ErrorCode::corrupt_data, "encoded selection: more blocks than elements");
+      H5SPARSE_FAIL_IF(count > n, ErrorCode::corrupt_data, "encoded selection: more blocks than elements");
       for (std::uint64_t k = 0; k < count; ++k) {
         std::vector<std::pair<std::uint64_t, std::uint64_t>> block(dims.size());
         for (std::size_t d = 0; d < dims.size(); ++d) {
           const std::uint64_t start = in.next();
           const std::uint64_t extent = in.next() + 1;
-          fail_if(extent == 0 || start >= dims[d] || extent > dims[d] - start, ErrorCode::corrupt_data,
+          H5SPARSE_FAIL_IF(extent == 0 || start >= dims[d] || extent > dims[d] - start, ErrorCode::corrupt_data,
                   "encoded selection: block outside the chunk");
           block[d] = {start, extent};
         }
@@ -295,7 +295,7 @@ ChunkSelection decode_selection(const std::uint8_t* data, std::size_t size,
     default:
       throw Error(ErrorCode::corrupt_data, "encoded selection: unknown encoding tag " + std::to_string(data[0]));
   }
-  fail_if(!in.done(), ErrorCode::corrupt_data, "encoded selection has trailing bytes");
+  H5SPARSE_FAIL_IF(!in.done(), ErrorCode::corrupt_data, "encoded selection has trailing bytes");
   return s;
 }
 

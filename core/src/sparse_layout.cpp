@@ -12,7 +12,7 @@ class Reader {
  public:
   Reader(const unsigned* v, std::size_t n, ErrorCode code) : v_(v), n_(n), code_(code) {}
   unsigned next(const char* what) {
-    fail_if(i_ >= n_, code_, std::string("structured-chunk parameters end before ") + what +
+    H5SPARSE_FAIL_IF(i_ >= n_, code_, std::string("structured-chunk parameters end before ") + what +
                                  " (value " + std::to_string(i_) + ")");
     return v_[i_++];
   }
@@ -28,13 +28,13 @@ class Reader {
 
 SectionPipeline read_pipeline(Reader& in, ErrorCode code) {
   const unsigned count = in.next("a pipeline's filter count");
-  fail_if(count > 32, code, "a section pipeline holds at most 32 filters, got " + std::to_string(count));
+  H5SPARSE_FAIL_IF(count > 32, code, "a section pipeline holds at most 32 filters, got " + std::to_string(count));
   SectionPipeline pipeline(count);
   for (SectionFilter& f : pipeline) {
     f.id = int(in.next("a filter id"));
     f.flags = in.next("a filter's flags");
     const unsigned ncd = in.next("a filter's cd_values count");
-    fail_if(ncd > 256, code, "a section filter has at most 256 cd_values");
+    H5SPARSE_FAIL_IF(ncd > 256, code, "a section filter has at most 256 cd_values");
     for (unsigned k = 0; k < ncd; ++k) f.cd_values.push_back(in.next("a filter's cd_values"));
   }
   return pipeline;
@@ -64,16 +64,16 @@ void validate_pipelines(const SparseParams& p, ErrorCode code) {
 SparseParams parse_request(const std::vector<unsigned>& cd_values) {
   SparseParams p;
   if (cd_values.empty()) return p;
-  fail_if(is_complete_form(cd_values.data(), cd_values.size()), ErrorCode::invalid_argument,
+  H5SPARSE_FAIL_IF(is_complete_form(cd_values.data(), cd_values.size()), ErrorCode::invalid_argument,
           "use from_cd_values for the complete form");
   Reader in(cd_values.data(), cd_values.size(), ErrorCode::invalid_argument);
   p.options = in.next("the options word");
-  fail_if(p.options & ~kKnownOptions, ErrorCode::invalid_argument,
+  H5SPARSE_FAIL_IF(p.options & ~kKnownOptions, ErrorCode::invalid_argument,
           "unknown structured-chunk option bits " + std::to_string(p.options & ~kKnownOptions) +
               " (known: 1 = fill-valued elements stay undefined)");
   if (!in.done()) p.layout.selection_pipeline = read_pipeline(in, ErrorCode::invalid_argument);
   if (!in.done()) p.layout.values_pipeline = read_pipeline(in, ErrorCode::invalid_argument);
-  fail_if(!in.done(), ErrorCode::invalid_argument,
+  H5SPARSE_FAIL_IF(!in.done(), ErrorCode::invalid_argument,
           "structured-chunk parameters have " + std::to_string(cd_values.size() - in.position()) +
               " values past the two section pipelines");
   validate_pipelines(p, ErrorCode::invalid_argument);
@@ -89,13 +89,13 @@ std::vector<unsigned> to_request(const SparseParams& params) {
 
 std::vector<unsigned> to_cd_values(const SparseParams& params) {
   const ChunkLayout& l = params.layout;
-  fail_if(l.dims.empty() || l.dims.size() > 32, ErrorCode::invalid_argument, "chunk rank must be 1-32");
-  fail_if(l.element_size == 0, ErrorCode::invalid_argument, "element size must not be zero");
-  fail_if(!params.fill.empty() && params.fill.size() != l.element_size, ErrorCode::invalid_argument,
+  H5SPARSE_FAIL_IF(l.dims.empty() || l.dims.size() > 32, ErrorCode::invalid_argument, "chunk rank must be 1-32");
+  H5SPARSE_FAIL_IF(l.element_size == 0, ErrorCode::invalid_argument, "element size must not be zero");
+  H5SPARSE_FAIL_IF(!params.fill.empty() && params.fill.size() != l.element_size, ErrorCode::invalid_argument,
           "fill value size differs from the element size");
   std::vector<unsigned> out{kSparseParamsMagic, params.options, unsigned(l.element_size), unsigned(l.dims.size())};
   for (std::uint64_t d : l.dims) {
-    fail_if(d == 0 || d > 0xFFFFFFFFu, ErrorCode::invalid_argument, "chunk dimensions must be 1 to 2^32-1");
+    H5SPARSE_FAIL_IF(d == 0 || d > 0xFFFFFFFFu, ErrorCode::invalid_argument, "chunk dimensions must be 1 to 2^32-1");
     out.push_back(unsigned(d));
   }
   out.push_back(unsigned(params.fill.size()));
@@ -115,29 +115,29 @@ bool is_complete_form(const unsigned* cd_values, std::size_t count) {
 
 SparseParams from_cd_values(const unsigned* cd_values, std::size_t count) {
   const ErrorCode bad = ErrorCode::corrupt_data;
-  fail_if(!is_complete_form(cd_values, count), bad,
+  H5SPARSE_FAIL_IF(!is_complete_form(cd_values, count), bad,
           "structured-chunk parameters do not start with the format marker 0x53500001");
   Reader in(cd_values, count, bad);
   in.next("the marker");
   SparseParams p;
   p.options = in.next("the options word");
-  fail_if(p.options & ~kKnownOptions, ErrorCode::unsupported, "structured-chunk options from a newer writer");
+  H5SPARSE_FAIL_IF(p.options & ~kKnownOptions, ErrorCode::unsupported, "structured-chunk options from a newer writer");
   p.layout.element_size = in.next("the element size");
   const unsigned rank = in.next("the rank");
-  fail_if(rank == 0 || rank > 32 || p.layout.element_size == 0, bad, "invalid rank or element size");
+  H5SPARSE_FAIL_IF(rank == 0 || rank > 32 || p.layout.element_size == 0, bad, "invalid rank or element size");
   for (unsigned d = 0; d < rank; ++d) {
     p.layout.dims.push_back(in.next("a chunk dimension"));
-    fail_if(p.layout.dims.back() == 0, bad, "a chunk dimension is zero");
+    H5SPARSE_FAIL_IF(p.layout.dims.back() == 0, bad, "a chunk dimension is zero");
   }
   const unsigned fill_size = in.next("the fill size");
-  fail_if(fill_size != 0 && fill_size != p.layout.element_size, bad, "fill value size differs from the element size");
+  H5SPARSE_FAIL_IF(fill_size != 0 && fill_size != p.layout.element_size, bad, "fill value size differs from the element size");
   for (unsigned i = 0; i < fill_size; i += 4) {
     const unsigned word = in.next("the fill value");
     for (unsigned b = 0; b < 4 && i + b < fill_size; ++b) p.fill.push_back(std::uint8_t(word >> (8 * b)));
   }
   p.layout.selection_pipeline = read_pipeline(in, bad);
   p.layout.values_pipeline = read_pipeline(in, bad);
-  fail_if(!in.done(), bad, "structured-chunk parameters have trailing values");
+  H5SPARSE_FAIL_IF(!in.done(), bad, "structured-chunk parameters have trailing values");
   validate_pipelines(p, ErrorCode::unsupported);
   return p;
 }

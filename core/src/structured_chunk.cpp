@@ -37,7 +37,7 @@ std::uint64_t get_u64(const std::uint8_t* p) {
 std::uint64_t checksum(const Bytes& b) { return XXH3_64bits(b.data(), b.size()); }
 
 std::uint32_t checked_u32(std::size_t size, const char* what) {
-  fail_if(size > 0xFFFFFFFFu, ErrorCode::unsupported, std::string(what) + " exceeds 4 GiB");
+  H5SPARSE_FAIL_IF(size > 0xFFFFFFFFu, ErrorCode::unsupported, std::string(what) + " exceeds 4 GiB");
   return std::uint32_t(size);
 }
 
@@ -62,7 +62,7 @@ StructuredChunk StructuredChunk::empty(const ChunkLayout& layout) {
 }
 
 Bytes encode_chunk(const StructuredChunk& chunk, const ChunkLayout& layout) {
-  fail_if(chunk.values.size() != chunk.defined.defined_count() * layout.element_size, ErrorCode::invalid_argument,
+  H5SPARSE_FAIL_IF(chunk.values.size() != chunk.defined.defined_count() * layout.element_size, ErrorCode::invalid_argument,
           "chunk values do not match its defined elements");
   const Bytes selection = encode_selection(chunk.defined, layout.dims);
   const Bytes* unfiltered[2] = {&selection, &chunk.values};
@@ -107,14 +107,14 @@ Bytes encode_chunk(const StructuredChunk& chunk, const ChunkLayout& layout) {
 }
 
 ChunkHeader read_chunk_header(const std::uint8_t* data, std::size_t size) {
-  fail_if(size < ChunkHeader::kSize, ErrorCode::corrupt_data,
+  H5SPARSE_FAIL_IF(size < ChunkHeader::kSize, ErrorCode::corrupt_data,
           "structured chunk of " + std::to_string(size) + " bytes is shorter than its 60-byte header");
-  fail_if(std::memcmp(data, kMagic, 4) != 0, ErrorCode::corrupt_data, "structured chunk has no H5SC magic");
-  fail_if(std::uint32_t(XXH3_64bits(data, kHeaderChecksumOffset)) != get_u32(data + kHeaderChecksumOffset),
+  H5SPARSE_FAIL_IF(std::memcmp(data, kMagic, 4) != 0, ErrorCode::corrupt_data, "structured chunk has no H5SC magic");
+  H5SPARSE_FAIL_IF(std::uint32_t(XXH3_64bits(data, kHeaderChecksumOffset)) != get_u32(data + kHeaderChecksumOffset),
           ErrorCode::corrupt_data, "structured chunk header checksum mismatch");
-  fail_if(data[4] != ChunkHeader::kVersion, ErrorCode::unsupported,
+  H5SPARSE_FAIL_IF(data[4] != ChunkHeader::kVersion, ErrorCode::unsupported,
           "structured chunk format version " + std::to_string(data[4]) + " is newer than this reader (1)");
-  fail_if(data[5] != 2 || data[6] != 0 || data[7] != 0, ErrorCode::corrupt_data,
+  H5SPARSE_FAIL_IF(data[5] != 2 || data[6] != 0 || data[7] != 0, ErrorCode::corrupt_data,
           "structured chunk header: unexpected section count or reserved bits");
   ChunkHeader header{};
   std::uint64_t total = ChunkHeader::kSize;
@@ -128,7 +128,7 @@ ChunkHeader read_chunk_header(const std::uint8_t* data, std::size_t size) {
     info.checksum = get_u64(p + 16);
     total += info.stored_size;
   }
-  fail_if(total != size, ErrorCode::corrupt_data,
+  H5SPARSE_FAIL_IF(total != size, ErrorCode::corrupt_data,
           "structured chunk sections add up to " + std::to_string(total) + " bytes, stored chunk has " +
               std::to_string(size));
   return header;
@@ -143,17 +143,25 @@ StructuredChunk decode_chunk(const std::uint8_t* data, std::size_t size, const C
   const std::uint8_t* p = data + ChunkHeader::kSize;
   for (int s = 0; s < 2; ++s) {
     const SectionInfo& info = header.sections[std::size_t(s)];
+    const std::uint64_t stored_hash = XXH3_64bits(p, info.stored_size);
     // Catches any flipped stored byte, also one a codec would silently decode the same.
-    fail_if(std::uint32_t(XXH3_64bits(p, info.stored_size)) != info.stored_checksum, ErrorCode::corrupt_data,
-            std::string(kNames[s]) + " stored-bytes checksum mismatch");
+    if (std::uint32_t(stored_hash) != info.stored_checksum)
+      throw Error(ErrorCode::corrupt_data, std::string(kNames[s]) + " stored-bytes checksum mismatch");
+    if (pipelines[s]->empty()) {  // stored bytes are the section: one copy, one hash
+      if (info.filter_mask != 0 || info.stored_size != info.unfiltered_size || stored_hash != info.checksum)
+        throw Error(ErrorCode::corrupt_data, std::string(kNames[s]) + " checksum or size mismatch");
+      sections[s].assign(p, p + info.stored_size);
+      p += info.stored_size;
+      continue;
+    }
     try {
       sections[s] = reverse_pipeline(*pipelines[s], Bytes(p, p + info.stored_size), info.filter_mask,
                                      element_sizes[s], info.unfiltered_size);
     } catch (const Error& e) {
       throw Error(ErrorCode::corrupt_data, std::string(kNames[s]) + ": " + e.what());
     }
-    fail_if(checksum(sections[s]) != info.checksum, ErrorCode::corrupt_data,
-            std::string(kNames[s]) + " checksum mismatch");
+    if (checksum(sections[s]) != info.checksum)
+      throw Error(ErrorCode::corrupt_data, std::string(kNames[s]) + " checksum mismatch");
     p += info.stored_size;
   }
   StructuredChunk chunk;
@@ -162,9 +170,10 @@ StructuredChunk decode_chunk(const std::uint8_t* data, std::size_t size, const C
   } catch (const Error& e) {
     throw Error(ErrorCode::corrupt_data, std::string(kNames[0]) + ": " + e.what());
   }
-  fail_if(sections[1].size() != chunk.defined.defined_count() * layout.element_size, ErrorCode::corrupt_data,
-          "section 1 (values) holds " + std::to_string(sections[1].size()) + " bytes for " +
-              std::to_string(chunk.defined.defined_count()) + " defined elements");
+  if (sections[1].size() != chunk.defined.defined_count() * layout.element_size)
+    throw Error(ErrorCode::corrupt_data, "section 1 (values) holds " + std::to_string(sections[1].size()) +
+                                             " bytes for " + std::to_string(chunk.defined.defined_count()) +
+                                             " defined elements");
   chunk.values = std::move(sections[1]);
   return chunk;
 }

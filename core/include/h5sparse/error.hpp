@@ -29,13 +29,12 @@ class Error : public std::runtime_error {
   ErrorCode code_;
 };
 
-/// Throws Error(code, message) when the condition holds; keeps validation code flat.
-inline void fail_if(bool condition, ErrorCode code, const std::string& message) {
-  if (condition) throw Error(code, message);
-}
-/// Literal messages: no std::string is built unless the condition holds (hot decode loops).
-inline void fail_if(bool condition, ErrorCode code, const char* message) {
-  if (condition) throw Error(code, message);
-}
-
 }  // namespace h5sparse
+
+/// Throws h5sparse::Error(code, message) when the condition holds. A macro, so that the
+/// message (often built with std::to_string) is only made on failure: the checks sit in
+/// per-element decode loops.
+#define H5SPARSE_FAIL_IF(condition, code, message)        \
+  do {                                                     \
+    if (condition) throw ::h5sparse::Error((code), (message)); \
+  } while (0)
