@@ -33,12 +33,13 @@ static herr_t visit_group(hid_t group, const char *name, const H5L_info2_t *info
 
 int main(int argc, char **argv) {
   if (argc < 3) {
-    fprintf(stderr, "usage: connector_bench DIR PHASE [groups|io|open_close] [GROUPS] [MIB]\n");
+    fprintf(stderr, "usage: connector_bench DIR groups|io|open_close [GROUPS] [MIB] [OPENS]\n");
     return 2;
   }
   const char *dir = argv[1], *phase = argv[2];
   const int ngroups = argc > 3 ? atoi(argv[3]) : 20000;
   const int mib = argc > 4 ? atoi(argv[4]) : 1024;
+  const int opens = argc > 5 ? atoi(argv[5]) : 2000;
   char path[4096];
   snprintf(path, sizeof path, "%s/bench.h5", dir);
   /* Library start-up (which loads the connector plugin once per process) is not timed. */
@@ -115,7 +116,7 @@ int main(int argc, char **argv) {
     hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     H5Fclose(f);
     double t0 = now();
-    for (int i = 0; i < 2000; i++) {
+    for (int i = 0; i < opens; i++) {
       f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
       H5Fclose(f);
     }
