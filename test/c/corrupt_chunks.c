@@ -30,25 +30,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
+
 #define FILTER_LZF 32000
 #define FILTER_BLOSC 32001
 #define NELEM 8192 /* one chunk of int32: 32 KiB */
 #define CHUNK_BYTES (NELEM * 4)
 
-static int g_checks, g_failures;
 static int g_expect_plugin_records; /* --expect-plugin-records */
-
-static void check(int ok, const char* fmt, ...) {
-  ++g_checks;
-  if (ok) return;
-  ++g_failures;
-  va_list ap;
-  va_start(ap, fmt);
-  fputs("FAIL: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
-  va_end(ap);
-}
 
 /* ---- deterministic pseudo-random numbers ------------------------------------------------ */
 static uint64_t g_rng = 0x9E3779B97F4A7C15ull;

@@ -17,22 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
+
 #define FILTER_LZF 32000
 #define FILTER_BLOSC 32001
 
-static int g_checks, g_failures;
-
-static void check(int ok, const char* fmt, ...) {
-  ++g_checks;
-  if (ok) return;
-  ++g_failures;
-  va_list ap;
-  va_start(ap, fmt);
-  fputs("FAIL: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
-  va_end(ap);
-}
 
 static uint64_t g_rng = 88172645463325252ull;
 static unsigned char rnd_byte(void) {
