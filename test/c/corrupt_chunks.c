@@ -30,7 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
+#include "test_support.h"
 
 #define FILTER_LZF 32000
 #define FILTER_BLOSC 32001
@@ -84,21 +84,6 @@ static StackInfo take_stack(void) {
   return info;
 }
 
-/* ---- which plugins are loaded --------------------------------------------------------- */
-static int mapped(const char* needle) {
-  FILE* maps = fopen("/proc/self/maps", "r");
-  char line[4096];
-  int found = 0;
-  if (maps == NULL) return 0;
-  while (!found && fgets(line, sizeof line, maps) != NULL) {
-    char* path = strchr(line, '/');
-    if (path == NULL || strstr(path, needle) == NULL) continue;
-    found = 1;
-    printf("plugin %s", path);
-  }
-  fclose(maps);
-  return found;
-}
 
 /* ---- the data ------------------------------------------------------------------------- */
 /* Compressible, but with random stretches so that LZF streams hold literal runs as well as

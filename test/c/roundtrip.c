@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
+#include "test_support.h"
 
 #define FILTER_LZF 32000
 #define FILTER_BLOSC 32001
@@ -31,21 +31,6 @@ static unsigned char rnd_byte(void) {
   return (unsigned char)(g_rng >> 32);
 }
 
-/* Whether a shared object whose path contains `needle` is mapped (printing its path). */
-static int mapped(const char* needle) {
-  FILE* maps = fopen("/proc/self/maps", "r");
-  char line[4096];
-  int found = 0;
-  if (maps == NULL) return 0;
-  while (!found && fgets(line, sizeof line, maps) != NULL) {
-    char* path = strchr(line, '/');
-    if (path == NULL || strstr(path, needle) == NULL) continue;
-    found = 1;
-    printf("plugin %s", path);
-  }
-  fclose(maps);
-  return found;
-}
 
 typedef struct {
   const char* name;
