@@ -10,7 +10,7 @@ import pytest
 SOURCE = os.environ["H5SPARSE_SOURCE_DIR"]
 BIN = os.environ["H5SPARSE_BIN_DIR"]
 BUILD = os.path.dirname(BIN)
-PLUGINS = {"libh5sparse_blosc.so", "libh5sparse_lzf.so", "libh5sparse_vol.so"}
+PLUGINS = {"libh5sparse_blosc.so", "libh5sparse_lzf.so", "libh5sparse_structured.so", "libh5sparse_vol.so"}
 
 
 def run(cmd, env=None, check=True):
@@ -45,7 +45,8 @@ def test_plugin_path_version_and_filters(installed, where):
     assert run(cmd + ["--version"], env).stdout.strip() == version
     filters = run(cmd + ["--filters"], env).stdout.splitlines()
     assert filters[0].split("\t") == ["ID", "NAME", "OPTIONS"]
-    assert {tuple(line.split("\t")[:2]) for line in filters[1:]} == {("32001", "blosc"), ("32000", "lzf")}
+    assert {tuple(line.split("\t")[:2]) for line in filters[1:]} == {
+        ("32001", "blosc"), ("32000", "lzf"), ("45100", "h5sparse structured chunk")}
     assert run(cmd + ["--vol-connector"], env).stdout.strip() == "h5sparse under_vol=0;under_info={}"
 
 
