@@ -7,9 +7,11 @@
 //       field.bin  float32 [32*M, 8192]  smooth temperature-like field (K) + small sensor noise
 //       counts.bin int32   [32*M, 2048]  Poisson counts with a smoothly varying rate (0..6)
 //   filter_bench h5     --dir D --mb M --dataset field|counts --filter ID --cd a,b,...
-//                       [--plugin-lib FILE.so] [--reps N] [--file F.h5]
+//                       [--plugin-lib FILE.so] [--reps N] [--max-reps N] [--clean 0|1]
+//                       [--long-ms MS] [--file F.h5]
 //       Writes the dataset (chunks 512x512, filter optional like h5py/PyTables) into a new file,
-//       closes it, reopens and reads it back; best of N for each. With --plugin-lib the plugin
+//       closes it, reopens and reads it back; best of N for each (see Samples for when fewer
+//       writes suffice and which repetitions count). With --plugin-lib the plugin
 //       is dlopen'ed and registered with a wrapper that times its filter callback, so the
 //       time spent inside the plugin is known too. --filter 0 writes unfiltered chunks.
 //   filter_bench direct --dir D --mb M --dataset field|counts --codec blosc|blosc-global|lzf
@@ -323,15 +325,33 @@ void register_timed_plugin(const std::string& path, H5Z_filter_t expected_id) {
   check(H5Zregister(&wrapped) >= 0, "H5Zregister failed");
 }
 
-struct Times {  // best (smallest) times over the repetitions that count
-  double write_s = 1e30, read_s = 1e30, filter_write_s = 1e30, filter_read_s = 1e30;
-  int count = 0;
-  void take(double w, double r, double fw, double fr) {
-    write_s = std::min(write_s, w);
-    read_s = std::min(read_s, r);
-    filter_write_s = std::min(filter_write_s, fw);
-    filter_read_s = std::min(filter_read_s, fr);
-    ++count;
+// Repetitions of one kind of measurement (writes, reads, compressions...). Only clean ones
+// count (see clean_rep); if there are none, the best of all attempts is reported.
+struct Samples {
+  std::vector<double> clean, all, clean_inner, all_inner;  // inner: time inside the filter callback
+  void add(double wall, double cpu, double inner, bool need_clean) {
+    all.push_back(wall);
+    all_inner.push_back(inner);
+    if (!need_clean || clean_rep(wall, cpu)) {
+      clean.push_back(wall);
+      clean_inner.push_back(inner);
+    }
+  }
+  double best() const { return min_of(clean.empty() ? all : clean); }
+  double best_inner() const { return min_of(clean.empty() ? all_inner : clean_inner); }
+  // Enough: `reps` clean samples, or two clean ones within 2% of each other, or one clean one
+  // of at least `long_s` seconds (long, stable measurements such as the slow compressors need
+  // not be run again and again).
+  bool enough(int reps, double long_s = 0) const {
+    if (int(clean.size()) >= reps) return true;
+    if (long_s > 0 && !clean.empty() && min_of(clean) >= long_s) return true;
+    if (clean.size() < 2) return false;
+    std::vector<double> s = clean;
+    std::sort(s.begin(), s.end());
+    return s[1] <= 1.02 * s[0];
+  }
+  static double min_of(const std::vector<double>& v) {
+    return v.empty() ? 0.0 : *std::min_element(v.begin(), v.end());
   }
 };
 
@@ -354,6 +374,7 @@ int run_h5(const Args& a) {
   const int reps = int(a.number("reps", 3));
   const int max_reps = int(a.number("max-reps", 3 * reps));
   const bool need_clean = a.number("clean", 1) != 0;
+  const double long_s = double(a.number("long-ms", 0)) / 1000.0;
   const std::string file = a.get("file", "/dev/shm/filter_bench_" + std::to_string(getpid()) + ".h5");
   const std::string plugin_lib = a.get("plugin-lib");
   if (!plugin_lib.empty()) register_timed_plugin(plugin_lib, filter);
@@ -362,14 +383,12 @@ int run_h5(const Args& a) {
   std::vector<std::uint8_t> back(data.size());
   std::memset(back.data(), 0, back.size());  // fault the read buffer in before timing
   H5Result r;
-  Times clean, any;
-  int attempts = 0;
+  Samples writes, reads;
 
-  for (; attempts < max_reps && clean.count < reps && (need_clean || any.count < reps); ++attempts) {
+  // write: create, write everything in one call, close (flushes the chunk cache)
+  auto write_once = [&] {
     std::remove(file.c_str());
     g_clock = CallbackClock{g_clock.real};
-
-    // write: create, write everything in one call, close (flushes the chunk cache)
     const hsize_t dims[2] = {s.rows, s.cols};
     const hsize_t chunk[2] = {kChunkRows, kChunkCols};
     hid_t space = H5Screate_simple(2, dims, nullptr);
@@ -378,32 +397,40 @@ int run_h5(const Args& a) {
     if (filter != 0)
       check(H5Pset_filter(dcpl, filter, H5Z_FLAG_OPTIONAL, cd.size(), cd.data()) >= 0,
             "H5Pset_filter " + std::to_string(filter) + " (is the plugin found?)");
-    long f0 = minor_faults();
-    double c0 = cpu_now();
-    double t0 = now();
+    const long f0 = minor_faults();
+    const double c0 = cpu_now();
+    const double t0 = now();
     hid_t f = H5Fcreate(file.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     check(f >= 0, "H5Fcreate " + file);
     hid_t d = H5Dcreate2(f, s.name.c_str(), s.file_type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
     check(d >= 0, "H5Dcreate2");
     check(H5Dwrite(d, s.mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data()) >= 0, "H5Dwrite");
     check(H5Dclose(d) >= 0 && H5Fclose(f) >= 0, "close after write");
-    const double write_s = now() - t0;
-    const double write_cpu = cpu_now() - c0;
+    const double wall = now() - t0;
+    const double cpu = cpu_now() - c0;
     r.faults_write = minor_faults() - f0;
     H5Pclose(dcpl);
     H5Sclose(space);
+    r.calls_write = g_clock.calls[0];
+    r.failed_write = g_clock.failures[0];
+    r.filter_faults_write = g_clock.faults[0];
+    writes.add(wall, cpu, g_clock.seconds[0], need_clean);
+  };
 
-    // read: open, read everything in one call, close
-    f0 = minor_faults();
-    c0 = cpu_now();
-    t0 = now();
-    f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  // read: open, read everything in one call, close
+  auto read_once = [&] {
+    g_clock.seconds[1] = 0;
+    g_clock.calls[1] = g_clock.faults[1] = 0;
+    const long f0 = minor_faults();
+    double c0 = cpu_now();
+    double t0 = now();
+    hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
     check(f >= 0, "H5Fopen " + file);
-    d = H5Dopen2(f, s.name.c_str(), H5P_DEFAULT);
+    hid_t d = H5Dopen2(f, s.name.c_str(), H5P_DEFAULT);
     check(d >= 0, "H5Dopen2");
     check(H5Dread(d, s.mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, back.data()) >= 0, "H5Dread");
-    double read_s = now() - t0;
-    double read_cpu = cpu_now() - c0;
+    double wall = now() - t0;
+    double cpu = cpu_now() - c0;
     r.faults_read = minor_faults() - f0;
     // untimed bookkeeping, then the close that ends the timed part
     r.stored = H5Dget_storage_size(d);
@@ -421,33 +448,34 @@ int run_h5(const Args& a) {
     c0 = cpu_now();
     t0 = now();
     check(H5Dclose(d) >= 0 && H5Fclose(f) >= 0, "close after read");
-    read_s += now() - t0;
-    read_cpu += cpu_now() - c0;
+    wall += now() - t0;
+    cpu += cpu_now() - c0;
     check(std::memcmp(back.data(), data.data(), data.size()) == 0, "data read back differs");
     std::memset(back.data(), 0, back.size());
-
-    r.calls_write = g_clock.calls[0];
     r.calls_read = g_clock.calls[1];
-    r.failed_write = g_clock.failures[0];
-    r.filter_faults_write = g_clock.faults[0];
     r.filter_faults_read = g_clock.faults[1];
-    any.take(write_s, read_s, g_clock.seconds[0], g_clock.seconds[1]);
-    if (!need_clean || (clean_rep(write_s, write_cpu) && clean_rep(read_s, read_cpu)))
-      clean.take(write_s, read_s, g_clock.seconds[0], g_clock.seconds[1]);
+    reads.add(wall, cpu, g_clock.seconds[1], need_clean);
+  };
+
+  while (!writes.enough(reps, long_s) && int(writes.all.size()) < max_reps) {
+    write_once();
+    read_once();
   }
-  const Times& t = clean.count > 0 ? clean : any;
+  while (int(reads.clean.size()) < reps && int(reads.all.size()) < max_reps) read_once();
   std::remove(file.c_str());
+
   const bool timed = !plugin_lib.empty();
   std::printf(
       "{\"mode\": \"h5\", \"dataset\": \"%s\", \"filter\": %d, \"bytes\": %zu, \"stored\": %llu, "
       "\"write_s\": %.6f, \"read_s\": %.6f, \"filter_write_s\": %s, \"filter_read_s\": %s, "
       "\"chunks\": %ld, \"unfiltered_chunks\": %ld, \"calls_write\": %ld, \"calls_read\": %ld, "
       "\"failed_write\": %ld, \"faults_write\": %ld, \"faults_read\": %ld, \"filter_faults_write\": %ld, "
-      "\"filter_faults_read\": %ld, \"reps\": %d, \"clean_reps\": %d, \"attempts\": %d}\n",
-      s.name.c_str(), int(filter), data.size(), (unsigned long long)r.stored, t.write_s, t.read_s,
-      json_seconds(timed, t.filter_write_s).c_str(), json_seconds(timed, t.filter_read_s).c_str(), r.chunks,
+      "\"filter_faults_read\": %ld, \"reps\": %d, \"writes\": [%zu, %zu], \"reads\": [%zu, %zu]}\n",
+      s.name.c_str(), int(filter), data.size(), (unsigned long long)r.stored, writes.best(), reads.best(),
+      json_seconds(timed, writes.best_inner()).c_str(), json_seconds(timed, reads.best_inner()).c_str(), r.chunks,
       r.unfiltered_chunks, r.calls_write, r.calls_read, r.failed_write, r.faults_write, r.faults_read,
-      r.filter_faults_write, r.filter_faults_read, reps, need_clean ? clean.count : -1, attempts);
+      r.filter_faults_write, r.filter_faults_read, reps, writes.clean.size(), writes.all.size(),
+      reads.clean.size(), reads.all.size());
   return 0;
 }
 
@@ -474,6 +502,7 @@ int run_direct(const Args& a) {
   const int reps = int(a.number("reps", 3));
   const int max_reps = int(a.number("max-reps", 3 * reps));
   const bool need_clean = a.number("clean", 1) != 0;
+  const double long_s = double(a.number("long-ms", 0)) / 1000.0;
   h5sparse::BloscParams p;
   const bool global = codec == "blosc-global";  // c-blosc's global API: persistent thread pool
   if (codec == "blosc" || global) {
@@ -513,12 +542,11 @@ int run_direct(const Args& a) {
   std::vector<std::uint8_t> out(chunk_bytes + h5sparse::blosc_compress_bound(chunk_bytes));
   std::memset(in.data(), 0, in.size());
   std::memset(out.data(), 0, out.size());
-  double best_c = 1e30, best_d = 1e30, any_c = 1e30, any_d = 1e30;
-  int clean = 0, any = 0, attempts = 0;
+  Samples comp, decomp;
   std::size_t stored = 0;
   long raw = 0;
-  for (; attempts < max_reps && clean < reps && (need_clean || any < reps); ++attempts) {
-    double tc = 0, tc_cpu = 0;
+  auto compress_all = [&] {
+    double wall = 0, cpu = 0;
     stored = 0;
     raw = 0;
     for (std::size_t k = 0; k < chunks.size(); ++k) {
@@ -527,8 +555,8 @@ int run_direct(const Args& a) {
       const double t0 = now();
       // capacity = chunk size, as the plugins give it: not smaller means "store raw"
       const std::size_t n = compress(out.data(), in.data(), chunk_bytes);
-      tc += now() - t0;
-      tc_cpu += cpu_now() - c0;
+      wall += now() - t0;
+      cpu += cpu_now() - c0;
       if (n == 0) {
         ++raw;
         packed[k].clear();
@@ -538,27 +566,28 @@ int run_direct(const Args& a) {
         stored += n;
       }
     }
-    double td = 0, td_cpu = 0;
+    comp.add(wall, cpu, 0, need_clean);
+  };
+  auto decompress_all = [&] {
+    double wall = 0, cpu = 0;
     for (std::size_t k = 0; k < chunks.size(); ++k) {
       if (packed[k].empty()) continue;  // HDF5 does not call the filter for a raw chunk either
       std::memcpy(in.data(), packed[k].data(), packed[k].size());
       const double c0 = cpu_now();
       const double t0 = now();
       const std::size_t n = decompress(out.data(), chunk_bytes, in.data(), packed[k].size());
-      td += now() - t0;
-      td_cpu += cpu_now() - c0;
+      wall += now() - t0;
+      cpu += cpu_now() - c0;
       check(n == chunk_bytes && std::memcmp(out.data(), chunks[k].data(), chunk_bytes) == 0,
             "direct round trip differs");
     }
-    any_c = std::min(any_c, tc);
-    any_d = std::min(any_d, td);
-    ++any;
-    if (!need_clean || (clean_rep(tc, tc_cpu) && clean_rep(td, td_cpu))) {
-      best_c = std::min(best_c, tc);
-      best_d = std::min(best_d, td);
-      ++clean;
-    }
+    decomp.add(wall, cpu, 0, need_clean);
+  };
+  while (!comp.enough(reps, long_s) && int(comp.all.size()) < max_reps) {
+    compress_all();
+    decompress_all();
   }
+  while (int(decomp.clean.size()) < reps && int(decomp.all.size()) < max_reps) decompress_all();
   if (global) blosc_destroy();
   std::size_t blocksize = 0;  // of the first compressed chunk, to see how much blosc can split
   for (const auto& c : packed) {
@@ -569,9 +598,10 @@ int run_direct(const Args& a) {
   }
   std::printf("{\"mode\": \"direct\", \"dataset\": \"%s\", \"codec\": \"%s\", \"bytes\": %zu, \"stored\": %zu, "
               "\"compress_s\": %.6f, \"decompress_s\": %.6f, \"chunks\": %zu, \"raw_chunks\": %ld, "
-              "\"blocksize\": %zu, \"nthreads\": %d, \"reps\": %d, \"clean_reps\": %d, \"attempts\": %d}\n",
-              s.name.c_str(), codec.c_str(), chunks.size() * chunk_bytes, stored, clean ? best_c : any_c, clean ? best_d : any_d,
-              chunks.size(), raw, blocksize, p.nthreads, reps, need_clean ? clean : -1, attempts);
+              "\"blocksize\": %zu, \"nthreads\": %d, \"reps\": %d, \"writes\": [%zu, %zu], \"reads\": [%zu, %zu]}\n",
+              s.name.c_str(), codec.c_str(), chunks.size() * chunk_bytes, stored, comp.best(), decomp.best(),
+              chunks.size(), raw, blocksize, p.nthreads, reps, comp.clean.size(), comp.all.size(),
+              decomp.clean.size(), decomp.all.size());
   return 0;
 }
 
