@@ -4,16 +4,17 @@
 Run it through the toolchain, which builds the Release tree first:
 
     scripts/dev bench            # full run: 256 MiB float32 field + 64 MiB int32 counts
-    scripts/dev bench --quick    # 32 MiB field, to try it out (about a minute)
+    scripts/dev bench --quick    # 32 MiB field, to try it out (a few minutes)
 
 Options: --mb N (or env H5SPARSE_BENCH_MB) sets the field size in MiB (the counts are a quarter
 of it); --reps N the repetitions per measurement (best of N, default 3); --only SECTIONS runs
-a comma-separated subset of blosc,threads,overhead,lzf.
+a comma-separated subset of blosc,threads,overhead,lzf; --quiet-wait S waits up to S seconds
+before each measurement for other processes to leave the CPUs alone (default 30, 0 = never).
 
 What is measured (every measurement in its own process, best of N repetitions; a write or
-compression stops after two repetitions that agree within 2%, or after one that takes over 2 s
-(the slow compressors' 6-second writes are stable); on a shared machine only repetitions that nothing preempted count; the
-ours-vs-peer comparisons run each side in two processes, ABBA order, N-1 repetitions each):
+compression stops early after two repetitions within 2% of each other or one over 2 s, as the
+slow compressors' 6-second writes are stable; only repetitions that nothing preempted count;
+ours and the peer each run in two processes, ABBA order, N-1 repetitions each):
   * Blosc: our plugin vs the hdf5-blosc peer plugin (Debian hdf5-filter-plugin-blosc), each
     complib with byte and bit shuffle, clevel 5, one thread each (BLOSC_NTHREADS=1). Write =
     H5Fcreate .. H5Dwrite of the whole dataset .. H5Fclose; read = H5Fopen .. H5Dread .. H5Fclose;
@@ -27,7 +28,8 @@ ours-vs-peer comparisons run each side in two processes, ABBA order, N-1 repetit
     vs h5py's built-in LZF, without and with HDF5's shuffle filter.
 Each process sees HDF5_PLUGIN_PATH pointing at one side only, no VOL connector, and no other
 BLOSC_* variables. Data and files live in /dev/shm. The Markdown goes to stdout and to
-bench/results/filters.md, the raw measurements to bench/results/filters.json.
+bench/results/filters.md (filters-<variant>.md for partial or smaller runs), the raw
+measurements to the .json beside it.
 """
 import argparse
 import json
@@ -40,7 +42,6 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(HERE)
 PEER_DIR = os.environ.get("H5SPARSE_PEER_PLUGIN_DIR", "/usr/lib/x86_64-linux-gnu/hdf5/serial/plugins")
 PEER_BLOSC = "libH5Zblosc.so"
 
@@ -213,13 +214,20 @@ def main():
     ap.add_argument("--only", default=",".join(SECTIONS))
     ap.add_argument("--quiet-wait", type=float, default=30,
                     help="before each measurement wait up to this many seconds for other load to go away")
-    ap.add_argument("--out", default=os.path.join(HERE, "results", "filters.md"))
+    ap.add_argument("--out", help="Markdown file (default bench/results/filters.md for a full run, "
+                    "filters-<variant>.md for --quick, --mb, --reps or --only runs)")
     args = ap.parse_args()
     sections = set(args.only.split(","))
     if sections - set(SECTIONS):
         raise SystemExit(f"--only takes {','.join(SECTIONS)}")
     mb = args.mb or int(os.environ.get("H5SPARSE_BENCH_MB") or 0) or (32 if args.quick else 256)
     mb = max(16, (mb + 15) // 16 * 16)  # the 512-row chunks must tile the field
+    if not args.out:  # a partial or smaller run does not overwrite the full run's tables
+        variant = [v for v, on in (("quick", args.quick), (f"{mb}mb", mb != 256 and not args.quick),
+                                   (f"reps{args.reps}", args.reps != 3),
+                                   ("-".join(sorted(sections)), sections != set(SECTIONS))) if on]
+        name = "filters-" + "-".join(variant) + ".md" if variant else "filters.md"
+        args.out = os.path.join(HERE, "results", name)
     argv = sys.argv[1:]
     if "--build" in argv:
         i = argv.index("--build")
@@ -237,12 +245,12 @@ def main():
     finally:
         shutil.rmtree(data_dir, ignore_errors=True)
     single = [r for r in b.records if "writes" in r and not r["tag"].endswith("t2")]
-    short = [r for r in single if r["writes"][0] < 2 or r["reads"][0] < r["reps"]]
+    short = [r for r in single if r["writes"][0] == 0 or r["reads"][0] < r["reps"]]
     md += (f"\n\nTotal benchmark time: {time.time() - started:.0f} s, of which {b.waited:.0f} s waiting for other "
            f"load to go away ({b.busy_starts} measurements started with other load present). Single-threaded "
-           f"repetitions count only when nothing preempted them (wall time within 5% of CPU time); "
-           f"{len(single) - len(short)} of {len(single)} single-threaded measurements got enough such repetitions"
-           + (" (the others show the best of all attempts: " + ", ".join(r["tag"] for r in short) + ")" if short else "")
+           f"repetitions count only when nothing preempted them (wall time within 5% of CPU time): "
+           f"{len(single) - len(short)} of {len(single)} single-threaded measurements got enough of those"
+           + (f"; the other {len(short)} show the best of all their attempts (details in filters.json)" if short else "")
            + ".\n")
     print(md)
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
