@@ -40,6 +40,8 @@ import subprocess
 import sys
 import tempfile
 import time
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from machine import cpu_busy  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PEER_DIR = os.environ.get("H5SPARSE_PEER_PLUGIN_DIR", "/usr/lib/x86_64-linux-gnu/hdf5/serial/plugins")
@@ -169,16 +171,6 @@ class Bench:
         return out
 
 
-def cpu_busy(interval=0.5):
-    """Cores kept busy by other processes (we run nothing while sampling)."""
-    def snap():
-        with open("/proc/stat") as f:
-            v = [int(x) for x in f.readline().split()[1:9]]
-        return sum(v), v[3] + v[4]
-    t1, i1 = snap()
-    time.sleep(interval)
-    t2, i2 = snap()
-    return ((t2 - t1) - (i2 - i1)) / max(t2 - t1, 1) * (os.cpu_count() or 1)
 
 
 def best_of(a, b):

@@ -35,6 +35,8 @@ import subprocess
 import sys
 import tempfile
 import time
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from machine import cpu_busy  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -123,16 +125,6 @@ def preamble(plugins, cfg, quick):
 
 # --- density sweep ---------------------------------------------------------------------------
 
-def cpu_busy(interval=0.1):
-    """Cores kept busy by other processes over `interval` seconds (we run nothing meanwhile)."""
-    def snap():
-        with open("/proc/stat") as f:
-            v = [int(x) for x in f.readline().split()[1:9]]
-        return sum(v), v[3] + v[4]
-    t1, i1 = snap()
-    time.sleep(interval)
-    t2, i2 = snap()
-    return ((t2 - t1) - (i2 - i1)) / max(t2 - t1, 1) * (os.cpu_count() or 1)
 
 
 class Sweep:
@@ -151,7 +143,7 @@ class Sweep:
             return
         start = time.time()
         while True:
-            busy = cpu_busy()
+            busy = cpu_busy(0.1)
             waited = time.time() - start
             if busy < 0.5 or waited >= self.quiet_wait or self.busy["waited_s"] + waited >= self.quiet_budget:
                 break
