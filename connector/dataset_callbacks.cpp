@@ -1,8 +1,9 @@
 // Dataset callbacks written by hand: create/open recognise sparse datasets, writes to them
 // take the structured-chunk path, our optional operations are served here. HDF5 1.14 hands a
 // connector several datasets at once (H5Dwrite_multi): sparse ones are written one by one,
-// the rest forwarded together. Reads are forwarded: the structured-chunk filter below expands
-// chunks with the fill value.
+// the rest forwarded together. Sparse reads are decoded by the connector (sparse_read.cpp)
+// or, where it does not apply, forwarded: the structured-chunk filter below expands chunks
+// with the fill value.
 #include <H5VLconnector_passthru.h>
 
 #include <vector>
@@ -67,18 +68,34 @@ void* dataset_open(void* obj, const H5VL_loc_params_t* loc_params, const char* n
 herr_t dataset_read(size_t count, void* dset[], hid_t mem_type_id[], hid_t mem_space_id[], hid_t file_space_id[],
                     hid_t dxpl_id, void* buf[], void** req) noexcept {
   return call_guarded<herr_t>(Origin::connector, "dataset_read", -1, [&]() -> herr_t {
-    std::vector<void*> under(count);
-    for (size_t i = 0; i < count; ++i) under[i] = as_object(dset[i])->under;
+    // Sparse datasets are read by the connector where it can; the rest go below together.
+    std::vector<std::size_t> forwarded;
+    for (size_t i = 0; i < count; ++i) {
+      Object* o = as_object(dset[i]);
+      if (!o->sparse || !o->sparse->read(mem_type_id[i], mem_space_id[i], file_space_id[i], dxpl_id, buf[i]))
+        forwarded.push_back(i);
+    }
+    if (forwarded.empty()) return 0;
+    std::vector<void*> under;
+    std::vector<hid_t> mem_types, mem_spaces, file_spaces;
+    std::vector<void*> bufs;
+    for (std::size_t i : forwarded) {
+      under.push_back(as_object(dset[i])->under);
+      mem_types.push_back(mem_type_id[i]);
+      mem_spaces.push_back(mem_space_id[i]);
+      file_spaces.push_back(file_space_id[i]);
+      bufs.push_back(buf[i]);
+    }
     const hid_t under_vol_id = as_object(dset[0])->under_vol_id;
-    const herr_t rc = H5VLdataset_read(count, under.data(), under_vol_id, mem_type_id, mem_space_id,
-                                       file_space_id, dxpl_id, buf, req);
+    const herr_t rc = H5VLdataset_read(under.size(), under.data(), under_vol_id, mem_types.data(), mem_spaces.data(),
+                                       file_spaces.data(), dxpl_id, bufs.data(), req);
     if (rc >= 0) {
       wrap_request(req, under_vol_id);
       return rc;
     }
     // The structured-chunk filter reported corruption without knowing where: find the chunk and
     // replace the stack with one record naming dataset, chunk and cause.
-    for (size_t i = 0; i < count; ++i) {
+    for (std::size_t i : forwarded) {
       Object* o = as_object(dset[i]);
       if (!o->sparse) continue;
       try {

@@ -56,13 +56,6 @@ std::string coords_text(const std::vector<std::uint64_t>& c) {
 
 }  // namespace
 
-struct SparseDataset::Selection {
-  Handle full;    // the dataset's current dataspace
-  hid_t space;    // the selection to use (full or the caller's)
-  ChunkGrid grid;
-  hssize_t npoints;
-};
-
 SparseDataset::SparseDataset(void* under, hid_t under_vol_id, SparseParams params, Handle file_type)
     : under_(under), under_vol_id_(under_vol_id), params_(std::move(params)), file_type_(std::move(file_type)) {}
 
@@ -78,7 +71,11 @@ std::unique_ptr<SparseDataset> SparseDataset::detect(void* under, hid_t under_vo
   Handle type = dataset_get(under, under_vol_id, H5VL_DATASET_GET_TYPE, dxpl);
   H5SPARSE_FAIL_IF(H5Tget_size(type.get()) != params.layout.element_size, ErrorCode::corrupt_data,
           "structured-chunk parameters disagree with the dataset's datatype size");
-  return std::unique_ptr<SparseDataset>(new SparseDataset(under, under_vol_id, std::move(params), std::move(type)));
+  H5D_fill_time_t fill_time = H5D_FILL_TIME_IFSET;
+  throw_if_negative(H5Pget_fill_time(dcpl.get(), &fill_time), "cannot read the fill time");
+  std::unique_ptr<SparseDataset> dataset(new SparseDataset(under, under_vol_id, std::move(params), std::move(type)));
+  dataset->fill_never_ = fill_time == H5D_FILL_TIME_NEVER;
+  return dataset;
 }
 
 void SparseDataset::check_create(hid_t dcpl, hid_t type) {

@@ -31,6 +31,10 @@ class SparseDataset {
   void write(hid_t mem_type, hid_t mem_space, hid_t file_space, hid_t dxpl, const void* buf);
   /// A dataspace (dataset extent) selecting the defined elements among those selected.
   hid_t get_defined(hid_t file_space, hid_t dxpl);
+  /// H5Dread with the RFC's meaning (undefined elements read as the fill value), decoding
+  /// chunks straight into `buf`. Returns false, having done nothing, for a call the native
+  /// path must serve (datatype conversion, data transform, fill time "never").
+  bool read(hid_t mem_type, hid_t mem_space, hid_t file_space, hid_t dxpl, void* buf) const;
   /// Makes the selected elements undefined.
   void erase(hid_t file_space, hid_t dxpl);
   /// After a failed native read: throws an Error naming the first chunk of the selection that
@@ -42,7 +46,12 @@ class SparseDataset {
  private:
   SparseDataset(void* under, hid_t under_vol_id, SparseParams params, hdf5::Handle file_type);
 
-  struct Selection;  // a file selection resolved against the current extent
+  struct Selection {  // a file selection resolved against the current extent
+    hdf5::Handle full;  // the dataset's current dataspace
+    hid_t space;        // the selection to use (full or the caller's)
+    ChunkGrid grid;
+    hssize_t npoints;
+  };
   Selection resolve(hid_t file_space, hid_t dxpl) const;
   std::vector<ChunkPiece> pieces_of(hid_t space, const ChunkGrid& grid) const;
 
@@ -56,6 +65,7 @@ class SparseDataset {
   hid_t under_vol_id_;
   SparseParams params_;
   hdf5::Handle file_type_;
+  bool fill_never_ = false;  // H5D_FILL_TIME_NEVER: native reads leave unallocated parts alone
 };
 
 struct Object;

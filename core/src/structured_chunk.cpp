@@ -1,6 +1,8 @@
 // Structured chunk serialization, validation, and the dense/merge/erase transformations.
 #include "h5sparse/structured_chunk.hpp"
 
+#include "h5sparse/chunk_scatter.hpp"
+
 #include <xxhash.h>
 
 #include <algorithm>
@@ -182,11 +184,7 @@ void expand_to_dense(const StructuredChunk& chunk, const ChunkLayout& layout, co
                      std::uint8_t* dense) {
   const std::size_t es = layout.element_size;
   const std::uint64_t n = layout.element_count();
-  if (fill == nullptr) {
-    std::memset(dense, 0, n * es);
-  } else {
-    for (std::uint64_t i = 0; i < n; ++i) std::memcpy(dense + i * es, fill, es);
-  }
+  fill_elements(dense, n, fill, es);
   const std::uint8_t* v = chunk.values.data();
   // Short runs dominate random selections: copy them with fixed-size moves, not a memcpy call.
   auto scatter = [&](auto width) {

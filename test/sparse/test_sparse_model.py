@@ -78,7 +78,37 @@ def model_index(sel):
     return tuple(np.array(s) if isinstance(s, list) else s for s in sel)
 
 
-def check(dset, values, defined, fill):
+def check_partial_reads(rng, dset, expected):
+    """Reads that are not the whole dataset into a fresh array: a random selection, the same
+    into a strided (non-contiguous) memory selection, points in arbitrary order, and (for
+    numeric types) with datatype conversion."""
+    sel = random_selection(rng, expected.shape)
+    assert np.array_equal(dset[sel], expected[model_index(sel)])
+    region = expected[model_index(sel)]
+    if region.size:  # into every other element of memory: a non-contiguous memory selection
+        out = np.zeros(region.shape + (2,), expected.dtype)
+        mspace = h5py.h5s.create_simple(out.shape)
+        mspace.select_hyperslab((0,) * region.ndim + (1,), region.shape + (1,))
+        dset.id.read(mspace, _file_space(dset, sel), out)
+        assert np.array_equal(out[..., 1], region) and not np.any(out[..., 0] != np.zeros(1, expected.dtype)[0])
+    points = np.argwhere(np.ones(expected.shape, bool))
+    points = points[rng.permutation(len(points))[: int(rng.integers(1, min(len(points), 50) + 1))]]
+    fspace = dset.id.get_space()
+    fspace.select_elements(points.astype(np.uint64))
+    out = np.zeros(len(points), expected.dtype)
+    dset.id.read(h5py.h5s.create_simple((len(points),)), fspace, out)
+    assert np.array_equal(out, expected[tuple(points.T)])
+    if expected.dtype.kind in "iuf" and not h5py.check_enum_dtype(expected.dtype):
+        assert np.array_equal(dset.astype(np.float64)[sel], expected[model_index(sel)].astype(np.float64))
+
+
+def _file_space(dset, sel):
+    """The file dataspace h5py builds for dset[sel]."""
+    from h5py._hl import selections
+    return selections.select(dset.shape, sel, dset).id
+
+
+def check(dset, values, defined, fill, rng=None):
     expected = np.where(defined, values, fill) if values.dtype.names is None else None
     got = dset[...]
     if expected is None:
@@ -87,6 +117,8 @@ def check(dset, values, defined, fill):
     assert np.array_equal(got, expected)
     coords = h5sparse.get_defined(dset)
     assert np.array_equal(coords, np.argwhere(defined).astype(np.uint64))
+    if rng is not None:
+        check_partial_reads(rng, dset, expected)
 
 
 def run_sequence(seed, path):
@@ -123,8 +155,8 @@ def run_sequence(seed, path):
                 values[model_index(sel)] = data
                 defined[model_index(sel)] = True
             if rng.integers(0, 3) == 0:
-                check(dset, values, defined, fill)
-        check(dset, values, defined, fill)
+                check(dset, values, defined, fill, rng)
+        check(dset, values, defined, fill, rng)
     # Reopened (h5py opens datasets with H5Oopen): still sparse, still writable with the RFC meaning.
     with h5py.File(path, "a") as f:
         dset = f["d"]

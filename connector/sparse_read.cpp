@@ -1,0 +1,112 @@
+// H5Dread of a sparse dataset, decoded by the connector straight into the caller's buffer.
+// The native path (the structured-chunk filter expanding each chunk into a dense chunk that
+// HDF5 then copies out) costs two passes over every chunk whatever its density; here the
+// destination is filled once with the fill value and each chunk costs what its defined
+// elements cost. Calls this path does not cover (datatype conversion, data transforms, fill
+// time "never") take the native path, which gives the same values.
+#include <H5VLconnector_passthru.h>
+
+#include <cstring>
+
+#include "error_stack.hpp"
+#include "h5sparse/chunk_scatter.hpp"
+#include "h5sparse/error.hpp"
+#include "sparse_dataset.hpp"
+
+namespace h5sparse::vol {
+namespace {
+
+using hdf5::checked;
+using hdf5::Handle;
+using hdf5::throw_if_negative;
+
+bool has_data_transform(hid_t dxpl) {
+  if (dxpl == H5P_DEFAULT || dxpl == H5P_DATASET_XFER_DEFAULT) return false;
+  ssize_t length = -1;
+  H5E_BEGIN_TRY { length = H5Pget_data_transform(dxpl, nullptr, 0); }  // fails when none is set
+  H5E_END_TRY
+  return length > 0;
+}
+
+// The byte offset of the memory selection when it is one contiguous run of `count` elements
+// (H5S_ALL, a whole array, a full row block), or -1.
+std::int64_t contiguous_offset(hid_t space, std::size_t element_size, std::uint64_t count) {
+  Handle iter = checked(H5Ssel_iter_create(space, element_size, 0), "cannot iterate the memory selection");
+  hsize_t offset = 0;
+  std::size_t length = 0, nseq = 0, nbytes = 0;
+  throw_if_negative(H5Ssel_iter_get_seq_list(iter.get(), 1, SIZE_MAX, &nseq, &nbytes, &offset, &length),
+                    "cannot iterate the memory selection");
+  return nseq == 1 && length == count * element_size ? std::int64_t(offset) : -1;
+}
+
+// Copies `source` (the selection's elements in order) to their places in the memory selection.
+void scatter_to_memory(hid_t space, const std::uint8_t* source, std::size_t element_size, std::uint8_t* buf) {
+  Handle iter = checked(H5Ssel_iter_create(space, element_size, 0), "cannot iterate the memory selection");
+  constexpr std::size_t kBatch = 1024;
+  hsize_t offsets[kBatch];
+  std::size_t lengths[kBatch];
+  while (true) {
+    std::size_t nseq = 0, nbytes = 0;
+    throw_if_negative(H5Ssel_iter_get_seq_list(iter.get(), kBatch, SIZE_MAX, &nseq, &nbytes, offsets, lengths),
+                      "cannot iterate the memory selection");
+    if (nseq == 0) break;
+    for (std::size_t i = 0; i < nseq; ++i) {
+      std::memcpy(buf + offsets[i], source, lengths[i]);
+      source += lengths[i];
+    }
+  }
+}
+
+}  // namespace
+
+bool SparseDataset::read(hid_t mem_type, hid_t mem_space, hid_t file_space, hid_t dxpl, void* buf) const {
+  if (fill_never_) return false;
+  const htri_t same = H5Tequal(mem_type, file_type_.get());
+  throw_if_negative(same, "cannot compare the memory and file datatypes");
+  if (same == 0 || has_data_transform(dxpl)) return false;
+
+  const Selection sel = resolve(file_space, dxpl);
+  const hid_t mspace = mem_space == H5S_ALL ? sel.space : mem_space;
+  const hssize_t mem_points = H5Sget_select_npoints(mspace);
+  throw_if_negative(mem_points, "cannot count the selected memory elements");
+  H5SPARSE_FAIL_IF(mem_points != sel.npoints, ErrorCode::invalid_argument,
+                   "memory selection has " + std::to_string(mem_points) + " elements, file selection " +
+                       std::to_string(sel.npoints));
+  if (sel.npoints == 0) return true;
+  H5SPARSE_FAIL_IF(buf == nullptr, ErrorCode::invalid_argument, "no buffer to read into");
+
+  const std::uint64_t n = std::uint64_t(sel.npoints);
+  const std::size_t es = params_.layout.element_size;
+  const std::int64_t offset = contiguous_offset(mspace, es, n);
+  Bytes staging;  // selection order, when the memory selection is not one run
+  std::uint8_t* dest = static_cast<std::uint8_t*>(buf) + (offset < 0 ? 0 : offset);
+  if (offset < 0) {
+    staging.resize(std::size_t(n) * es);
+    dest = staging.data();
+  }
+  const std::uint8_t* fill = params_.fill.empty() ? nullptr : params_.fill.data();
+  fill_elements(dest, n, fill, es);
+
+  const std::vector<ChunkPiece> pieces = pieces_of(sel.space, sel.grid);
+  Bytes dense;  // one chunk, for pieces in arbitrary order (points)
+  for (std::size_t begin = 0; begin < pieces.size();) {
+    std::size_t end = begin;
+    while (end < pieces.size() && pieces[end].chunk == pieces[begin].chunk) ++end;
+    const StructuredChunk chunk = read_chunk(sel.grid.chunk_origin(pieces[begin].chunk), dxpl);
+    if (!chunk.defined.none()) {
+      if (pieces_ascending(&pieces[begin], end - begin)) {
+        scatter_defined(chunk, &pieces[begin], end - begin, es, dest);
+      } else {
+        dense.resize(std::size_t(params_.layout.element_count()) * es);
+        expand_to_dense(chunk, params_.layout, fill, dense.data());
+        for (std::size_t i = begin; i < end; ++i)
+          std::memcpy(dest + pieces[i].source * es, &dense[pieces[i].in_chunk_start * es], pieces[i].length * es);
+      }
+    }
+    begin = end;
+  }
+  if (offset < 0) scatter_to_memory(mspace, staging.data(), es, static_cast<std::uint8_t*>(buf));
+  return true;
+}
+
+}  // namespace h5sparse::vol
