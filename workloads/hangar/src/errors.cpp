@@ -1,0 +1,35 @@
+// HDF5's error stack as text for StoreError messages.
+#include "hangar/errors.hpp"
+
+namespace hangar {
+namespace {
+
+herr_t append_record(unsigned n, const H5E_error2_t* err, void* data) {
+  auto* text = static_cast<std::string*>(data);
+  char cls[64] = "", major[128] = "", minor[128] = "";
+  H5Eget_class_name(err->cls_id, cls, sizeof(cls));
+  H5Eget_msg(err->maj_num, nullptr, major, sizeof(major));
+  H5Eget_msg(err->min_num, nullptr, minor, sizeof(minor));
+  *text += "  #" + std::to_string(n) + " " + cls + " " + (err->func_name ? err->func_name : "") + "(): " +
+           (err->desc ? err->desc : "") + " [" + major + " / " + minor + "]\n";
+  return 0;
+}
+
+}  // namespace
+
+std::string hdf5_error_stack_text() {
+  std::string text;
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, append_record, &text);
+  return text;
+}
+
+long long hdf5_check(long long result, const std::string& what) {
+  if (result >= 0) return result;
+  std::string message = what;
+  const std::string stack = hdf5_error_stack_text();
+  if (!stack.empty()) message += "\nHDF5 error stack:\n" + stack;
+  H5Eclear2(H5E_DEFAULT);
+  throw StoreError(message);
+}
+
+}  // namespace hangar
