@@ -18,8 +18,12 @@ herr_t append_record(unsigned n, const H5E_error2_t* err, void* data) {
 }  // namespace
 
 std::string hdf5_error_stack_text() {
+  // Walk a copy: the message lookups in the callback are API calls, which clear the default stack.
+  const hid_t stack = H5Eget_current_stack();
+  if (stack < 0) return {};
   std::string text;
-  H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, append_record, &text);
+  H5Ewalk2(stack, H5E_WALK_DOWNWARD, append_record, &text);
+  H5Eclose_stack(stack);
   return text;
 }
 
@@ -28,7 +32,6 @@ long long hdf5_check(long long result, const std::string& what) {
   std::string message = what;
   const std::string stack = hdf5_error_stack_text();
   if (!stack.empty()) message += "\nHDF5 error stack:\n" + stack;
-  H5Eclear2(H5E_DEFAULT);
   throw StoreError(message);
 }
 
