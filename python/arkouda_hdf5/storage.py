@@ -2,11 +2,36 @@
 Blosc (32001) / LZF (32000) filters, and sparse storage (structured-chunk filter 45100) for
 pdarrays that are mostly one fill value. The schema does not change: only dataset creation
 properties do, and any reader with the filter plugins on HDF5_PLUGIN_PATH reads the values."""
+import h5py
 import numpy as np
 
 import h5sparse
 
 _COMPRESSION = {"blosc": lambda: h5sparse.Blosc("lz4", 5, "byte"), "lzf": h5sparse.LZF}
+
+
+_lzf_source = None
+
+
+def use_plugin_lzf():
+    """Makes filter 32000 come from HDF5_PLUGIN_PATH (our LZF plugin) in this process, and
+    returns where it comes from: "plugin" or "h5py".
+
+    h5py registers its own LZF filter at import, which shadows any LZF plugin. Unregistering it
+    lets HDF5 load 32000 from the plugin path on first use; when no plugin provides it (or h5py's
+    filter is in use by an open dataset and cannot be unregistered), h5py's own LZF stays: the
+    stream format is the same, so the file does not depend on which one wrote it."""
+    global _lzf_source
+    if _lzf_source is None:
+        try:
+            unregistered = h5py.h5z.unregister_filter(h5py.h5z.FILTER_LZF)
+        except (ValueError, RuntimeError):
+            unregistered = False
+        if unregistered and not h5py.h5z.filter_avail(h5py.h5z.FILTER_LZF):
+            h5py.h5z._register_lzf()
+            unregistered = False
+        _lzf_source = "plugin" if unregistered else "h5py"
+    return _lzf_source
 
 
 class Storage:
@@ -53,6 +78,8 @@ class Storage:
             options.update(h5sparse.Sparse(values=self.compression, fill_is_undefined=True))
             options["fillvalue"] = np.asarray(self.fill).astype(values.dtype)
         else:
+            if isinstance(self.compression, h5sparse.LZF):
+                use_plugin_lzf()
             options["compression"] = self.compression.id
             options["compression_opts"] = tuple(self.compression.cd_values()) or None
         return options

@@ -114,7 +114,9 @@ def write(path, storage, file_type, locales=4):
         # the rest in append mode, as a second call
         more = ah.to_hdf(path, objects, mode="append", file_type=file_type, locales=locales,
                          storage=STORAGES[storage]())
-    return {"connector": connector(), "files": written.files, "writer_pids": written.writer_pids,
+    return {"connector": connector(), "lzf": ah.storage.use_plugin_lzf() if "lzf" in storage else None,
+            "lzf_libraries": sorted({line.split()[-1] for line in open("/proc/self/maps") if "lzf" in line}),
+            "files": written.files, "writer_pids": written.writer_pids,
             "append_pids": more.writer_pids, "pid": os.getpid()}
 
 

@@ -68,6 +68,9 @@ def test_single_file_follows_schema_and_reads_back(tmp_path, storage, connector)
     path = tmp_path / "corpus.h5"
     wrote = child(["write", path, storage, "single"], connector)
     assert wrote["connector"] == ("h5sparse 0.1.0" if connector else None)
+    if storage == "lzf":  # our LZF plugin, not h5py's built-in one
+        assert wrote["lzf"] == "plugin"
+        assert "libh5sparse_lzf.so" in [os.path.basename(p) for p in wrote["lzf_libraries"]]
     assert validator.validate_file(path) == []
     assert_reads_back(path)  # plain h5py, HDF5_PLUGIN_PATH only
     assert child(["check", path, storage], connector) == {
