@@ -34,6 +34,8 @@ def _objects_of(obj, name):
             raise ValueError("give either a {name: object} dict or one object and its name")
         return flatten(obj)
     if isinstance(obj, ak.DataFrame):
+        if name is not None:
+            raise ValueError("a DataFrame is stored as its columns, which name themselves: give no name")
         return flatten({"": obj})
     return {name or _default_name(obj): obj}
 

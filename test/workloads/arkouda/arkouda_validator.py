@@ -8,7 +8,8 @@ permutation, unique_key_idx, KEY_<i>).
 
     problems = validate_file("x.h5")          # [] when the file follows the schema
     problems = validate_locale_files("x.h5")  # x_LOCALE0000.h5, x_LOCALE0001.h5, ...
-    python3 arkouda_validator.py FILE...      # prints problems, exit status 1 if any
+    python3 arkouda_validator.py [--minimal] FILE...   # prints problems, exit status 1 if any
+(--minimal: only what a reader needs; the optional attributes may be absent)
 """
 import glob
 import os
@@ -26,9 +27,12 @@ NAMES = {ARRAYVIEW: "ArrayView", PDARRAY: "pdarray", STRINGS: "Strings", SEGARRA
 class Check:
     """Collects problems while walking one file."""
 
-    def __init__(self, path, require_optional=True, semantic=True):
+    def __init__(self, path, complete=True, semantic=True):
         self.path = path
-        self.require_optional = require_optional  # file_version / arkouda_version present
+        # complete: every attribute the seed lists is present (what Arkouda writes). Otherwise
+        # only what a reader needs: file_version and arkouda_version are optional, and isBool
+        # is "only required to be set when the dataset contains boolean values".
+        self.complete = complete
         self.semantic = semantic                  # value checks that need the whole object
         self.problems = []
 
@@ -59,7 +63,7 @@ class Check:
         return value
 
     def versions(self, obj):
-        attr = self._attr(obj, "file_version", self.require_optional)
+        attr = self._attr(obj, "file_version", self.complete)
         if attr is not None:
             t = attr.get_type()
             if t.get_class() != h5py.h5t.FLOAT or t.get_size() != 4:
@@ -68,7 +72,7 @@ class Check:
                 self.fail(obj, f"file_version must be a scalar, got shape {attr.shape}")
             elif float(obj.attrs["file_version"]) != 2.0:
                 self.fail(obj, f"file_version is {float(obj.attrs['file_version'])}, expected 2.0")
-        attr = self._attr(obj, "arkouda_version", self.require_optional)
+        attr = self._attr(obj, "arkouda_version", self.complete)
         if attr is not None:
             t = attr.get_type()
             if t.get_class() != h5py.h5t.STRING:
@@ -88,9 +92,9 @@ class Check:
         objtype = self.int_scalar(obj, "ObjType", set(objtypes))
         flag = None
         if is_bool == "0":
-            flag = self.int_scalar(obj, "isBool", {0})
+            flag = self.int_scalar(obj, "isBool", {0}, required=self.complete)
         elif is_bool == "01":
-            flag = self.int_scalar(obj, "isBool", {0, 1})
+            flag = self.int_scalar(obj, "isBool", {0, 1}, required=self.complete)
         self.versions(obj)
         return objtype, flag
 
@@ -308,9 +312,9 @@ class Check:
         return objtype, view
 
 
-def validate_file(path, require_optional=True, semantic=True, _summary=None):
+def validate_file(path, complete=True, semantic=True, _summary=None):
     """Problems (strings) of one file; [] when it follows the schema."""
-    check = Check(str(path), require_optional, semantic)
+    check = Check(str(path), complete, semantic)
     try:
         with h5py.File(path, "r") as f:
             if len(f) == 0:
@@ -336,7 +340,7 @@ def locale_files(path):
     return [found[i] for i in sorted(found)], sorted(found)
 
 
-def validate_locale_files(path, expected_locales=None, require_optional=True):
+def validate_locale_files(path, expected_locales=None, complete=True):
     """Problems of the distributed files of `path`: each file on its own (value checks that need
     the whole object are skipped), locale numbering 0000.. without gaps, the same objects with
     the same ObjType in every file, and ArrayViews whose parts add up to their Shape."""
@@ -351,7 +355,7 @@ def validate_locale_files(path, expected_locales=None, require_optional=True):
     summaries = []
     for f in files:
         summary = {}
-        problems += validate_file(f, require_optional, semantic=False, _summary=summary)
+        problems += validate_file(f, complete, semantic=False, _summary=summary)
         summaries.append(summary)
     first = summaries[0]
     for f, s in zip(files[1:], summaries[1:]):
@@ -369,6 +373,8 @@ def validate_locale_files(path, expected_locales=None, require_optional=True):
 
 
 if __name__ == "__main__":
-    problems = [p for path in sys.argv[1:] for p in validate_file(path)]
+    args = sys.argv[1:]
+    complete = "--minimal" not in args
+    problems = [p for path in args if path != "--minimal" for p in validate_file(path, complete)]
     print("\n".join(problems) or "ok")
     sys.exit(1 if problems else 0)

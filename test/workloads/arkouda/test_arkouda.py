@@ -258,6 +258,27 @@ def test_validator_reports_each_violation(tmp_path, good_file, mutation):
     assert any(message in p for p in problems), problems
 
 
+def test_optional_attributes_are_optional_for_readers(tmp_path, good_file):
+    """The seed marks file_version and arkouda_version optional, and isBool required only on
+    boolean data: without them the file is still readable (and minimal-valid), not complete."""
+    path = tmp_path / "minimal.h5"
+    shutil.copy(good_file, path)
+
+    def strip(f):
+        def visit(_, obj):
+            for name in ("file_version", "arkouda_version"):
+                obj.attrs.pop(name, None)
+            if obj.attrs.get("isBool", 1) == 0:
+                del obj.attrs["isBool"]
+        f.visititems(visit)
+    mutate(path, strip)
+    assert validator.validate_file(path, complete=False) == []
+    assert any("attribute isBool is missing" in p for p in validator.validate_file(path))
+    assert any("attribute file_version is missing" in p for p in validator.validate_file(path))
+    back, want = ah.read_hdf(path), corpus.expected()
+    assert all(ah.same(back[n], want[n]) for n in want)
+
+
 def test_split_and_merge_are_inverse():
     want = corpus.expected()
     for n in (1, 3, 4, 7):
