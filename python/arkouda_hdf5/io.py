@@ -37,12 +37,12 @@ def _objects_of(obj, name):
         if name is not None:
             raise ValueError("a DataFrame is stored as its columns, which name themselves: give no name")
         return flatten({"": obj})
-    return {name or _default_name(obj): obj}
+    return flatten({name or _default_name(obj): obj})
 
 
 def _default_name(obj):
     key = "ndarray" if hasattr(obj, "dtype") else type(obj).__name__
-    return schema.DEFAULT_NAMES[key]
+    return schema.DEFAULT_NAMES.get(key, key)
 
 
 def check_append(path, names):
@@ -133,7 +133,7 @@ def to_hdf(path, obj, name=None, mode=TRUNCATE, file_type=SINGLE, locales=None, 
     if file_type == SINGLE:
         files = [str(path)]
     else:
-        n = int(locales or os.cpu_count() or 1)
+        n = (os.cpu_count() or 1) if locales is None else int(locales)
         if n < 1:
             raise ValueError(f"locales must be at least 1, got {n}")
         files = distribute.locale_filenames(path, n)

@@ -142,9 +142,20 @@ class Writer:
         raise TypeError(f"cannot write {type(obj).__name__} as an Arkouda object")
 
 
+def writable(obj):
+    """`obj` as the writer takes it, or TypeError/ValueError before any file is touched."""
+    if isinstance(obj, ak.Index):
+        obj = obj.values
+    if isinstance(obj, np.ndarray):
+        return ak.as_pdarray(obj)
+    if isinstance(obj, (ak.ArrayView, ak.Strings, ak.SegArray, ak.Categorical, ak.GroupBy)):
+        return obj
+    raise TypeError(f"cannot write {type(obj).__name__} as an Arkouda object")
+
+
 def flatten(objects):
     """{name: object} with DataFrames expanded into their columns (and "Index"), as Arkouda's
-    DataFrame.to_hdf does."""
+    DataFrame.to_hdf does; every object checked by writable()."""
     out = {}
     for name, obj in objects.items():
         if isinstance(obj, ak.DataFrame):
@@ -156,5 +167,5 @@ def flatten(objects):
         for part_name, part in parts.items():
             if part_name in out:
                 raise ValueError(f"two objects named {part_name!r} in one write")
-            out[part_name] = part
+            out[part_name] = writable(part)
     return out

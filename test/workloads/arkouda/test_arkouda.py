@@ -199,6 +199,36 @@ def test_reader_rejects_bad_objects(tmp_path):
             ah.read_hdf(path, name)
 
 
+def test_bad_input_is_refused_before_any_file_changes(tmp_path):
+    path = tmp_path / "keep.h5"
+    ah.to_hdf(path, {"x": np.arange(4)})
+    before = path.read_bytes()
+    cases = [
+        (ValueError, "mode must be", dict(mode="overwrite")),
+        (ValueError, "file_type must be", dict(file_type="cluster")),
+        (ValueError, "locales must be at least 1", dict(file_type="distribute", locales=0)),
+        (ValueError, "compression must be one of", dict(storage_args={"compression": "zip"})),
+        (ValueError, "sparse must be", dict(storage_args={"sparse": "yes"})),
+    ]
+    for error, message, kwargs in cases:
+        storage_args = kwargs.pop("storage_args", None)
+        with pytest.raises(error, match=message):
+            storage = ah.Storage(**storage_args) if storage_args else None
+            ah.to_hdf(path, {"y": np.arange(3)}, storage=storage, **kwargs)
+    with pytest.raises(TypeError, match="cannot write str"):
+        ah.to_hdf(path, {"y": "text"}, mode="append")
+    with pytest.raises(ValueError, match="may not contain NUL"):
+        ah.Strings.from_list(["a\0b"])
+    with pytest.raises(ValueError, match="one-dimensional"):
+        ah.to_hdf(path, np.ones((2, 2)), name="m", mode="append")
+    with pytest.raises(TypeError, match="integer, float or bool"):
+        ah.ArrayView(np.array(["a"]))
+    with pytest.raises(ValueError, match="both permutation and segments"):
+        ah.Categorical([0], ah.Strings.from_list(["a"]), [0], permutation=[0])
+    assert path.read_bytes() == before
+    assert ah.same(ah.read_hdf(path, "x"), np.arange(4))
+
+
 def mutate(path, edit):
     with h5py.File(path, "a") as f:
         edit(f)
