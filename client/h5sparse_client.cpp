@@ -63,6 +63,15 @@ int find_operation(H5VL_subclass_t cls, const char* name) {
   return op;
 }
 
+// Runs one of the connector's dataset operations with its argument struct.
+// H5VLdataset_optional_op passes the DXPL on as given, and HDF5 fails (when popping its API
+// context) on H5P_DEFAULT reaching the native connector, so the default is named here.
+void dataset_operation(hid_t dset_id, const char* name, void* op_args, hid_t dxpl_id, const char* failure) {
+  if (dxpl_id == H5P_DEFAULT) dxpl_id = H5P_DATASET_XFER_DEFAULT;
+  H5VL_optional_args_t args{find_operation(H5VL_SUBCLS_DATASET, name), op_args};
+  throw_if_negative(H5VLdataset_optional_op(dset_id, &args, dxpl_id, H5ES_NONE), failure);
+}
+
 }  // namespace
 
 extern "C" {
@@ -141,9 +150,7 @@ htri_t h5sparse_is_sparse(hid_t id) {
 hid_t h5sparse_dget_defined(hid_t dset_id, hid_t file_space_id, hid_t dxpl_id) {
   return call_guarded<hid_t>(Origin::client, "h5sparse_dget_defined", H5I_INVALID_HID, [&]() -> hid_t {
     H5SparseGetDefinedArgs op_args{file_space_id, H5I_INVALID_HID};
-    H5VL_optional_args_t args{find_operation(H5VL_SUBCLS_DATASET, "h5sparse.get_defined"), &op_args};
-    throw_if_negative(H5VLdataset_optional_op(dset_id, &args, dxpl_id, H5ES_NONE),
-                      "h5sparse_dget_defined failed");
+    dataset_operation(dset_id, "h5sparse.get_defined", &op_args, dxpl_id, "h5sparse_dget_defined failed");
     return op_args.defined_space_id;
   });
 }
@@ -151,9 +158,56 @@ hid_t h5sparse_dget_defined(hid_t dset_id, hid_t file_space_id, hid_t dxpl_id) {
 herr_t h5sparse_derase(hid_t dset_id, hid_t file_space_id, hid_t dxpl_id) {
   return call_guarded<herr_t>(Origin::client, "h5sparse_derase", -1, [&]() -> herr_t {
     H5SparseEraseArgs op_args{file_space_id};
-    H5VL_optional_args_t args{find_operation(H5VL_SUBCLS_DATASET, "h5sparse.erase"), &op_args};
-    throw_if_negative(H5VLdataset_optional_op(dset_id, &args, dxpl_id, H5ES_NONE), "h5sparse_derase failed");
+    dataset_operation(dset_id, "h5sparse.erase", &op_args, dxpl_id, "h5sparse_derase failed");
     return 0;
+  });
+}
+
+herr_t h5sparse_dwrite_struct_chunk(hid_t dset_id, hid_t dxpl_id, const h5sparse_struct_chunk_info_t* chunk_info,
+                                    const hsize_t* offset, const void* const buf[]) {
+  return call_guarded<herr_t>(Origin::client, "h5sparse_dwrite_struct_chunk", -1, [&]() -> herr_t {
+    H5SparseWriteStructChunkArgs op_args{offset, chunk_info, buf};
+    dataset_operation(dset_id, "h5sparse.write_struct_chunk", &op_args, dxpl_id, "h5sparse_dwrite_struct_chunk failed");
+    return 0;
+  });
+}
+
+herr_t h5sparse_dread_struct_chunk(hid_t dset_id, hid_t dxpl_id, const hsize_t* offset,
+                                   h5sparse_struct_chunk_info_t* chunk_info, void* buf[]) {
+  return call_guarded<herr_t>(Origin::client, "h5sparse_dread_struct_chunk", -1, [&]() -> herr_t {
+    H5SparseReadStructChunkArgs op_args{offset, chunk_info, buf};
+    dataset_operation(dset_id, "h5sparse.read_struct_chunk", &op_args, dxpl_id, "h5sparse_dread_struct_chunk failed");
+    return 0;
+  });
+}
+
+herr_t h5sparse_dget_struct_chunk_info(hid_t dset_id, hid_t fspace_id, hsize_t chunk_idx, hsize_t* offset,
+                                       h5sparse_struct_chunk_info_t* chunk_info, haddr_t* addr, hsize_t* chunk_size) {
+  return call_guarded<herr_t>(Origin::client, "h5sparse_dget_struct_chunk_info", -1, [&]() -> herr_t {
+    H5SparseStructChunkInfoArgs op_args{fspace_id, chunk_idx, offset, chunk_info, addr, chunk_size};
+    dataset_operation(dset_id, "h5sparse.get_struct_chunk_info", &op_args, H5P_DATASET_XFER_DEFAULT,
+                      "h5sparse_dget_struct_chunk_info failed");
+    return 0;
+  });
+}
+
+herr_t h5sparse_dget_struct_chunk_info_by_coord(hid_t dset_id, const hsize_t* offset,
+                                                h5sparse_struct_chunk_info_t* chunk_info, haddr_t* addr,
+                                                hsize_t* chunk_size) {
+  return call_guarded<herr_t>(Origin::client, "h5sparse_dget_struct_chunk_info_by_coord", -1, [&]() -> herr_t {
+    H5SparseStructChunkInfoByCoordArgs op_args{offset, chunk_info, addr, chunk_size};
+    dataset_operation(dset_id, "h5sparse.get_struct_chunk_info_by_coord", &op_args, H5P_DATASET_XFER_DEFAULT,
+                      "h5sparse_dget_struct_chunk_info_by_coord failed");
+    return 0;
+  });
+}
+
+herr_t h5sparse_dstruct_chunk_iter(hid_t dset_id, hid_t dxpl_id, h5sparse_struct_chunk_iter_op_t op,
+                                   size_t op_data_size, void* op_data) {
+  return call_guarded<herr_t>(Origin::client, "h5sparse_dstruct_chunk_iter", -1, [&]() -> herr_t {
+    H5SparseStructChunkIterArgs op_args{op, op_data_size, op_data, 0};
+    dataset_operation(dset_id, "h5sparse.struct_chunk_iter", &op_args, dxpl_id, "h5sparse_dstruct_chunk_iter failed");
+    return op_args.result;
   });
 }
 

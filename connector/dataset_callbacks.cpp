@@ -6,6 +6,7 @@
 // with the fill value.
 #include <H5VLconnector_passthru.h>
 
+#include <optional>
 #include <vector>
 
 #include "callbacks.hpp"
@@ -13,6 +14,7 @@
 #include "h5sparse_vol.h"
 #include "object.hpp"
 #include "optional_ops.hpp"
+#include "sparse_chunk_io.hpp"
 #include "sparse_dataset.hpp"
 
 namespace h5sparse::vol {
@@ -139,6 +141,7 @@ herr_t dataset_write(size_t count, void* dset[], hid_t mem_type_id[], hid_t mem_
 herr_t dataset_optional(void* obj, H5VL_optional_args_t* args, hid_t dxpl_id, void** req) noexcept {
   return call_guarded<herr_t>(Origin::connector, "dataset_optional", -1, [&]() -> herr_t {
     Object* o = as_object(obj);
+    if (const std::optional<herr_t> served = serve_chunk_operation(o, args, dxpl_id)) return *served;
     const OwnOperation op = own_operation(H5VL_SUBCLS_DATASET, args->op_type);
     if (op == OwnOperation::get_defined && !o->sparse) {
       // RFC: every element of a dense dataset is defined, so the answer is the selection itself.

@@ -25,6 +25,11 @@ Operation operations[] = {
     {H5VL_SUBCLS_FILE, kOpConnectorVersion, OwnOperation::connector_version, -1, false},
     {H5VL_SUBCLS_DATASET, kOpGetDefined, OwnOperation::get_defined, -1, false},
     {H5VL_SUBCLS_DATASET, kOpErase, OwnOperation::erase, -1, false},
+    {H5VL_SUBCLS_DATASET, kOpWriteStructChunk, OwnOperation::write_struct_chunk, -1, false},
+    {H5VL_SUBCLS_DATASET, kOpReadStructChunk, OwnOperation::read_struct_chunk, -1, false},
+    {H5VL_SUBCLS_DATASET, kOpGetStructChunkInfo, OwnOperation::get_struct_chunk_info, -1, false},
+    {H5VL_SUBCLS_DATASET, kOpGetStructChunkInfoByCoord, OwnOperation::get_struct_chunk_info_by_coord, -1, false},
+    {H5VL_SUBCLS_DATASET, kOpStructChunkIter, OwnOperation::struct_chunk_iter, -1, false},
 };
 
 }  // namespace

@@ -15,7 +15,25 @@ constexpr const char* kOpGetDefined = "h5sparse.get_defined";
 /// Dataset operation: makes the selected elements undefined (H5SparseEraseArgs).
 constexpr const char* kOpErase = "h5sparse.erase";
 
-enum class OwnOperation { none, connector_version, get_defined, erase };
+/// Dataset operations of direct structured-chunk I/O (RFC H5D*_struct_chunk*; arguments
+/// H5SparseWriteStructChunkArgs, ... in include/h5sparse_vol.h).
+constexpr const char* kOpWriteStructChunk = "h5sparse.write_struct_chunk";
+constexpr const char* kOpReadStructChunk = "h5sparse.read_struct_chunk";
+constexpr const char* kOpGetStructChunkInfo = "h5sparse.get_struct_chunk_info";
+constexpr const char* kOpGetStructChunkInfoByCoord = "h5sparse.get_struct_chunk_info_by_coord";
+constexpr const char* kOpStructChunkIter = "h5sparse.struct_chunk_iter";
+
+enum class OwnOperation {
+  none,
+  connector_version,
+  get_defined,
+  erase,
+  write_struct_chunk,
+  read_struct_chunk,
+  get_struct_chunk_info,
+  get_struct_chunk_info_by_coord,
+  struct_chunk_iter,
+};
 
 /// Which of our operations (subclass, value) is, or none.
 OwnOperation own_operation(H5VL_subclass_t cls, int opt_type) noexcept;

@@ -10,6 +10,7 @@
 #include "dcpl.hpp"
 #include "error_stack.hpp"
 #include "h5sparse/error.hpp"
+#include "native_dataset.hpp"
 #include "object.hpp"
 
 namespace h5sparse::vol {
@@ -18,41 +19,6 @@ namespace {
 using hdf5::checked;
 using hdf5::Handle;
 using hdf5::throw_if_negative;
-
-Handle dataset_get(void* under, hid_t under_vol_id, H5VL_dataset_get_t op, hid_t dxpl) {
-  H5VL_dataset_get_args_t args{};
-  args.op_type = op;
-  hid_t* out = nullptr;
-  switch (op) {
-    case H5VL_DATASET_GET_DCPL: out = &args.args.get_dcpl.dcpl_id; break;
-    case H5VL_DATASET_GET_SPACE: out = &args.args.get_space.space_id; break;
-    case H5VL_DATASET_GET_TYPE: out = &args.args.get_type.type_id; break;
-    default: throw Error(ErrorCode::invalid_argument, "unsupported dataset query");
-  }
-  *out = H5I_INVALID_HID;
-  throw_if_negative(H5VLdataset_get(under, under_vol_id, &args, dxpl, nullptr), "cannot query the dataset");
-  return checked(*out, "cannot query the dataset");
-}
-
-herr_t native_dataset_optional(void* under, hid_t under_vol_id, int op, H5VL_native_dataset_optional_args_t* nargs,
-                               hid_t dxpl) {
-  H5VL_optional_args_t args{op, nargs};
-  return H5VLdataset_optional(under, under_vol_id, &args, dxpl, nullptr);
-}
-
-std::vector<std::uint64_t> extent_of(hid_t space) {
-  const int rank = H5Sget_simple_extent_ndims(space);
-  throw_if_negative(rank, "cannot read the dataspace rank");
-  std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
-  throw_if_negative(H5Sget_simple_extent_dims(space, dims.data(), nullptr), "cannot read the dataspace extent");
-  return {dims.begin(), dims.end()};
-}
-
-std::string coords_text(const std::vector<std::uint64_t>& c) {
-  std::string s = "(";
-  for (std::size_t i = 0; i < c.size(); ++i) s += (i ? ", " : "") + std::to_string(c[i]);
-  return s + ")";
-}
 
 }  // namespace
 
@@ -128,50 +94,21 @@ std::vector<ChunkPiece> SparseDataset::pieces_of(hid_t space, const ChunkGrid& g
 }
 
 std::string SparseDataset::where(const std::vector<std::uint64_t>& origin) const {
-  H5VL_object_get_args_t args{};
-  H5VL_loc_params_t loc{};
-  loc.type = H5VL_OBJECT_BY_SELF;
-  loc.obj_type = H5I_DATASET;
-  char name[512] = "";
-  size_t name_len = 0;
-  args.op_type = H5VL_OBJECT_GET_NAME;
-  args.args.get_name.buf_size = sizeof(name);
-  args.args.get_name.buf = name;
-  args.args.get_name.name_len = &name_len;
-  H5E_BEGIN_TRY { H5VLobject_get(under_, &loc, under_vol_id_, &args, H5P_DATASET_XFER_DEFAULT, nullptr); }
-  H5E_END_TRY
-  return std::string("dataset '") + name + "', chunk at " + coords_text(origin);
+  return "dataset '" + dataset_name(under_, under_vol_id_) + "', chunk at " + coords_text(origin);
 }
 
 StructuredChunk SparseDataset::read_chunk(const std::vector<std::uint64_t>& origin, hid_t dxpl) const {
-  const std::vector<hsize_t> offset(origin.begin(), origin.end());
-  // Chunk info by coordinate reports a missing chunk as size 0 (the storage-size query fails).
-  hsize_t size = 0;
-  haddr_t addr = HADDR_UNDEF;
-  unsigned mask = 0;
-  H5VL_native_dataset_optional_args_t nargs{};
-  nargs.get_chunk_info_by_coord.offset = offset.data();
-  nargs.get_chunk_info_by_coord.filter_mask = &mask;
-  nargs.get_chunk_info_by_coord.addr = &addr;
-  nargs.get_chunk_info_by_coord.size = &size;
-  throw_if_negative(native_dataset_optional(under_, under_vol_id_, H5VL_NATIVE_DATASET_GET_CHUNK_INFO_BY_COORD,
-                                            &nargs, dxpl),
-                    "cannot look up a stored chunk");
-  if (size == 0 || addr == HADDR_UNDEF) return StructuredChunk::empty(params_.layout);
-  Bytes stored(size);
-  nargs = {};
-  nargs.chunk_read.offset = offset.data();
-  nargs.chunk_read.buf = stored.data();
-  throw_if_negative(native_dataset_optional(under_, under_vol_id_, H5VL_NATIVE_DATASET_CHUNK_READ, &nargs, dxpl),
-                    "cannot read a stored chunk");
+  const std::optional<StoredChunk> stored =
+      read_stored_chunk(under_, under_vol_id_, std::vector<hsize_t>(origin.begin(), origin.end()), dxpl);
+  if (!stored) return StructuredChunk::empty(params_.layout);
   try {
-    if (nargs.chunk_read.filters & 1) {
+    if (stored->filter_mask & 1) {
       // Stored with the structured-chunk filter skipped: a dense chunk, every element defined.
-      H5SPARSE_FAIL_IF(stored.size() != params_.layout.element_count() * params_.layout.element_size,
+      H5SPARSE_FAIL_IF(stored->bytes.size() != params_.layout.element_count() * params_.layout.element_size,
               ErrorCode::corrupt_data, "unfiltered chunk has the wrong size");
-      return from_dense(stored.data(), params_.layout, nullptr);
+      return from_dense(stored->bytes.data(), params_.layout, nullptr);
     }
-    return decode_chunk(stored.data(), stored.size(), params_.layout);
+    return decode_chunk(stored->bytes.data(), stored->bytes.size(), params_.layout);
   } catch (const Error& e) {
     throw Error(e.code(), where(origin) + ": " + e.what());
   }
@@ -179,15 +116,8 @@ StructuredChunk SparseDataset::read_chunk(const std::vector<std::uint64_t>& orig
 
 void SparseDataset::write_chunk(const std::vector<std::uint64_t>& origin, const StructuredChunk& chunk,
                                 hid_t dxpl) const {
-  const Bytes stored = encode_chunk(chunk, params_.layout);
-  const std::vector<hsize_t> offset(origin.begin(), origin.end());
-  H5VL_native_dataset_optional_args_t nargs{};
-  nargs.chunk_write.offset = offset.data();
-  nargs.chunk_write.filters = 0;
-  nargs.chunk_write.size = std::uint32_t(stored.size());
-  nargs.chunk_write.buf = stored.data();
-  throw_if_negative(native_dataset_optional(under_, under_vol_id_, H5VL_NATIVE_DATASET_CHUNK_WRITE, &nargs, dxpl),
-                    "cannot write a structured chunk");
+  write_stored_chunk(under_, under_vol_id_, std::vector<hsize_t>(origin.begin(), origin.end()),
+                     encode_chunk(chunk, params_.layout), dxpl);
 }
 
 namespace {

@@ -33,7 +33,11 @@ const ErrorIds& error_ids() {
 
 void push_error(Origin origin, ErrorCode code, const char* function, const std::string& message) noexcept {
   try {
-    const ErrorIds& e = error_ids();
+    // Looking the class up calls HDF5 API functions, which clear the stack: keep the records
+    // already on it (HDF5's, or ours from the connector below a client call) under ours.
+    const ErrorIds* ids_found = nullptr;
+    preserving_error_stack([&] { ids_found = &error_ids(); });
+    const ErrorIds& e = *ids_found;
     if (e.error_class < 0) return;
     const int c = int(code) >= 1 && int(code) <= 6 ? int(code) : int(ErrorCode::codec_failure);
     H5Epush2(H5E_DEFAULT, "h5sparse", function, 0, e.error_class, e.major[int(origin)], e.minor[c], "%s",

@@ -10,15 +10,14 @@
 
 #include <hdf5.h>
 
+#include "h5sparse_vol.h" /* section numbers, h5sparse_struct_chunk_info_t */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /* Filter ID of the structured-chunk filter (unregistered range; registration pending). */
 #define H5SPARSE_FILTER_STRUCTURED_CHUNK 45100
-/* Sections of a structured chunk. */
-#define H5SPARSE_SECTION_SELECTION 0 /* encoded selection of defined elements */
-#define H5SPARSE_SECTION_VALUES 1    /* values of the defined elements */
 
 /* RFC H5Pset_sparse_chunk: chunked layout whose chunks are structured chunks. */
 herr_t h5sparse_pset_sparse_chunk(hid_t dcpl_id, int ndims, const hsize_t dim[]);
@@ -47,6 +46,48 @@ hid_t h5sparse_dget_defined(hid_t dset_id, hid_t file_space_id, hid_t dxpl_id);
 
 /* RFC H5Derase: makes the selected elements undefined; they read as the fill value again. */
 herr_t h5sparse_derase(hid_t dset_id, hid_t file_space_id, hid_t dxpl_id);
+
+/* ---- Direct structured-chunk I/O (RFC section 2.2) -------------------------------------
+ * A chunk's sections as stored: the bytes after each section's pipeline, with their stored
+ * and unfiltered sizes and filter masks (h5sparse_struct_chunk_info_t). offset is the chunk's
+ * first element. Section bytes are those of docs/FORMAT.md ("Structured chunk"). */
+
+/* RFC H5Dwrite_struct_chunk: stores the chunk made of the given sections (buf[i] holds
+ * chunk_info->section_size[i] bytes). Every section is decoded with the dataset's section
+ * pipeline to verify it (its unfiltered size, the selection for the chunk's dimensions, one
+ * value per defined element) and to compute the chunk's checksums; anything inconsistent is
+ * refused and the chunk stored before stays as it was. Replaces a stored chunk. */
+herr_t h5sparse_dwrite_struct_chunk(hid_t dset_id, hid_t dxpl_id, const h5sparse_struct_chunk_info_t *chunk_info,
+                                    const hsize_t *offset, const void *const buf[]);
+
+/* RFC H5Dread_struct_chunk: with buf NULL, fills chunk_info only (number of sections, their
+ * sizes and masks). With buf, chunk_info->section_size[i] on input is the capacity of buf[i]
+ * (as a previous size query leaves it) and the sections are copied; a buffer too small fails
+ * the call, copies nothing and leaves the needed sizes in chunk_info. No chunk stored at
+ * offset is an error. Header and stored-bytes checksums are verified; nothing is decoded. */
+herr_t h5sparse_dread_struct_chunk(hid_t dset_id, hid_t dxpl_id, const hsize_t *offset,
+                                   h5sparse_struct_chunk_info_t *chunk_info, void *buf[]);
+
+/* RFC H5Dget_struct_chunk_info: the chunk_idx-th stored chunk (chunk index order) among those
+ * that meet the selection fspace_id (H5S_ALL: all stored chunks); an index past the last is
+ * an error. chunk_size is the stored size of the whole chunk (header and sections). NULL may
+ * be passed for any OUT parameter. */
+herr_t h5sparse_dget_struct_chunk_info(hid_t dset_id, hid_t fspace_id, hsize_t chunk_idx, hsize_t *offset,
+                                       h5sparse_struct_chunk_info_t *chunk_info, haddr_t *addr,
+                                       hsize_t *chunk_size);
+
+/* RFC H5Dget_struct_chunk_info_by_coord: when no chunk is stored at offset, chunk_size is 0,
+ * addr HADDR_UNDEF and chunk_info untouched. */
+herr_t h5sparse_dget_struct_chunk_info_by_coord(hid_t dset_id, const hsize_t *offset,
+                                                h5sparse_struct_chunk_info_t *chunk_info, haddr_t *addr,
+                                                hsize_t *chunk_size);
+
+/* RFC H5Dstruct_chunk_iter: calls op once per stored chunk, in chunk index order, with
+ * op_data_size and op_data passed through (the finalized callback). op may do chunk I/O on
+ * the dataset (the index is listed before the first call). Returns 0 after the last chunk,
+ * op's positive value when it stopped the iteration, negative on failure. */
+herr_t h5sparse_dstruct_chunk_iter(hid_t dset_id, hid_t dxpl_id, h5sparse_struct_chunk_iter_op_t op,
+                                   size_t op_data_size, void *op_data);
 
 /* Copies "h5sparse <version>" of the connector serving file_id into buf; fails when the file
  * is not opened through the connector. */

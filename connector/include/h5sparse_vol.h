@@ -6,6 +6,7 @@
 
 #include <hdf5.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define H5SPARSE_VOL_NAME "h5sparse"
 /* Pending registration with The HDF Group; chosen clear of the registered values
@@ -28,5 +29,71 @@ typedef struct H5SparseGetDefinedArgs {
 typedef struct H5SparseEraseArgs {
   hid_t file_space_id; /* IN: selection to make undefined, or H5S_ALL */
 } H5SparseEraseArgs;
+
+/* ---- Direct structured-chunk I/O (RFC H5D*_struct_chunk*) ------------------------------ */
+
+/* Section types of a structured chunk (RFC H5_section_type_t). Sparse chunks of fixed-size
+ * data have two sections: the encoded selection, then the defined elements' values. */
+#define H5SPARSE_SECTION_SELECTION 0 /* encoded selection of defined elements */
+#define H5SPARSE_SECTION_VALUES 1    /* values of the defined elements (RFC H5_SECTION_FIXED) */
+#define H5SPARSE_MAX_SECTIONS 3      /* room for the RFC's variable-length section */
+
+/* RFC H5D_struct_chunk_info_t (as finalized in April 2025): what the chunk index says about
+ * one stored structured chunk. Masks are 32 bits wide (a pipeline holds up to 32 filters, as
+ * H5Dread_chunk's mask); the RFC draft has 16. */
+typedef struct h5sparse_struct_chunk_info_t {
+  uint8_t num_sections;                           /* 2 */
+  int sections[H5SPARSE_MAX_SECTIONS];            /* H5SPARSE_SECTION_* of each section */
+  uint32_t filter_mask[H5SPARSE_MAX_SECTIONS];    /* bit i: filter i of the section's pipeline skipped */
+  size_t section_size[H5SPARSE_MAX_SECTIONS];     /* stored (filtered) bytes of each section */
+  size_t section_orig_size[H5SPARSE_MAX_SECTIONS]; /* unfiltered bytes of each section */
+} h5sparse_struct_chunk_info_t;
+
+/* RFC H5D_struct_chunk_iter_op_t (finalized form, with op_data_size). Return 0 to continue,
+ * a positive value to stop (the iteration returns it), a negative one to fail. */
+typedef int (*h5sparse_struct_chunk_iter_op_t)(const hsize_t *offset, h5sparse_struct_chunk_info_t *chunk_info,
+                                               haddr_t *addr, hsize_t *chunk_size, size_t op_data_size,
+                                               void *op_data);
+
+/* Arguments of the dataset operation "h5sparse.write_struct_chunk". */
+typedef struct H5SparseWriteStructChunkArgs {
+  const hsize_t *offset;                          /* IN: the chunk's first element */
+  const h5sparse_struct_chunk_info_t *chunk_info; /* IN: sections, their sizes and masks */
+  const void *const *buf;                         /* IN: num_sections stored section buffers */
+} H5SparseWriteStructChunkArgs;
+
+/* Arguments of the dataset operation "h5sparse.read_struct_chunk". */
+typedef struct H5SparseReadStructChunkArgs {
+  const hsize_t *offset;                    /* IN: the chunk's first element */
+  h5sparse_struct_chunk_info_t *chunk_info; /* IN: section_size[i] = capacity of buf[i] (when buf);
+                                               OUT: the chunk's info */
+  void **buf;                               /* IN/OUT: section buffers, or NULL for the info only */
+} H5SparseReadStructChunkArgs;
+
+/* Arguments of the dataset operation "h5sparse.get_struct_chunk_info" (by index). */
+typedef struct H5SparseStructChunkInfoArgs {
+  hid_t file_space_id;                      /* IN: selection (H5S_ALL: whole dataset) */
+  hsize_t chunk_index;                      /* IN: among stored chunks meeting the selection */
+  hsize_t *offset;                          /* OUT (rank values; may be NULL) */
+  h5sparse_struct_chunk_info_t *chunk_info; /* OUT (may be NULL) */
+  haddr_t *addr;                            /* OUT (may be NULL) */
+  hsize_t *chunk_size;                      /* OUT: stored bytes of the whole chunk (may be NULL) */
+} H5SparseStructChunkInfoArgs;
+
+/* Arguments of the dataset operation "h5sparse.get_struct_chunk_info_by_coord". */
+typedef struct H5SparseStructChunkInfoByCoordArgs {
+  const hsize_t *offset;                    /* IN: the chunk's first element */
+  h5sparse_struct_chunk_info_t *chunk_info; /* OUT, untouched when no chunk is stored (may be NULL) */
+  haddr_t *addr;                            /* OUT: HADDR_UNDEF when no chunk is stored (may be NULL) */
+  hsize_t *chunk_size;                      /* OUT: 0 when no chunk is stored (may be NULL) */
+} H5SparseStructChunkInfoByCoordArgs;
+
+/* Arguments of the dataset operation "h5sparse.struct_chunk_iter". */
+typedef struct H5SparseStructChunkIterArgs {
+  h5sparse_struct_chunk_iter_op_t op; /* IN: called once per stored chunk */
+  size_t op_data_size;                /* IN: passed to op */
+  void *op_data;                      /* IN: passed to op */
+  int result;                         /* OUT: 0, or the positive value op stopped with */
+} H5SparseStructChunkIterArgs;
 
 #endif

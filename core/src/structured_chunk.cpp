@@ -18,6 +18,7 @@ namespace {
 constexpr std::uint8_t kMagic[4] = {'H', '5', 'S', 'C'};
 constexpr std::size_t kSectionInfoSize = 24;
 constexpr std::size_t kHeaderChecksumOffset = 56;
+constexpr const char* kSectionNames[2] = {"section 0 (selection)", "section 1 (values)"};
 
 void put_u32(std::uint8_t* p, std::uint32_t v) {
   for (int i = 0; i < 4; ++i) p[i] = std::uint8_t(v >> (8 * i));
@@ -88,7 +89,12 @@ Bytes encode_chunk(const StructuredChunk& chunk, const ChunkLayout& layout) {
     }
     info.stored_size = checked_u32(stored[s]->size(), "filtered section");
   }
-  Bytes out(ChunkHeader::kSize + stored[0]->size() + stored[1]->size());
+  return serialize_chunk(header, {stored[0]->data(), stored[1]->data()});
+}
+
+Bytes serialize_chunk(const ChunkHeader& header, const std::array<const std::uint8_t*, 2>& stored) {
+  const std::size_t size0 = header.sections[0].stored_size, size1 = header.sections[1].stored_size;
+  Bytes out(ChunkHeader::kSize + size0 + size1);
   std::memcpy(out.data(), kMagic, 4);
   out[4] = ChunkHeader::kVersion;
   out[5] = 2;  // section count
@@ -103,8 +109,8 @@ Bytes encode_chunk(const StructuredChunk& chunk, const ChunkLayout& layout) {
     put_u64(p + 16, info.checksum);
   }
   put_u32(out.data() + kHeaderChecksumOffset, std::uint32_t(XXH3_64bits(out.data(), kHeaderChecksumOffset)));
-  std::copy(stored[0]->begin(), stored[0]->end(), out.begin() + ChunkHeader::kSize);
-  std::copy(stored[1]->begin(), stored[1]->end(), out.begin() + long(ChunkHeader::kSize + stored[0]->size()));
+  if (size0) std::memcpy(out.data() + ChunkHeader::kSize, stored[0], size0);
+  if (size1) std::memcpy(out.data() + ChunkHeader::kSize + size0, stored[1], size1);
   return out;
 }
 
@@ -136,48 +142,54 @@ ChunkHeader read_chunk_header(const std::uint8_t* data, std::size_t size) {
   return header;
 }
 
+Bytes unfilter_section(std::size_t s, const std::uint8_t* stored, const SectionInfo& info, const ChunkLayout& layout) {
+  const SectionPipeline& pipeline = s == 0 ? layout.selection_pipeline : layout.values_pipeline;
+  if (pipeline.empty()) {  // stored bytes are the section
+    if (info.filter_mask != 0 || info.stored_size != info.unfiltered_size)
+      throw Error(ErrorCode::corrupt_data, std::string(kSectionNames[s]) +
+                                               ": no section pipeline, yet filter mask or sizes say filtered");
+    return Bytes(stored, stored + info.stored_size);
+  }
+  try {
+    return reverse_pipeline(pipeline, Bytes(stored, stored + info.stored_size), info.filter_mask,
+                            s == 0 ? 1 : layout.element_size, info.unfiltered_size);
+  } catch (const Error& e) {
+    throw Error(ErrorCode::corrupt_data, std::string(kSectionNames[s]) + ": " + e.what());
+  }
+}
+
+StructuredChunk chunk_from_sections(Bytes selection, Bytes values, const ChunkLayout& layout) {
+  StructuredChunk chunk;
+  try {
+    chunk.defined = decode_selection(selection.data(), selection.size(), layout.dims);
+  } catch (const Error& e) {
+    throw Error(ErrorCode::corrupt_data, std::string(kSectionNames[0]) + ": " + e.what());
+  }
+  if (values.size() != chunk.defined.defined_count() * layout.element_size)
+    throw Error(ErrorCode::corrupt_data, "section 1 (values) holds " + std::to_string(values.size()) +
+                                             " bytes for " + std::to_string(chunk.defined.defined_count()) +
+                                             " defined elements");
+  chunk.values = std::move(values);
+  return chunk;
+}
+
 StructuredChunk decode_chunk(const std::uint8_t* data, std::size_t size, const ChunkLayout& layout) {
   const ChunkHeader header = read_chunk_header(data, size);
-  const std::size_t element_sizes[2] = {1, layout.element_size};
-  const SectionPipeline* pipelines[2] = {&layout.selection_pipeline, &layout.values_pipeline};
-  static const char* const kNames[2] = {"section 0 (selection)", "section 1 (values)"};
   std::array<Bytes, 2> sections;
   const std::uint8_t* p = data + ChunkHeader::kSize;
-  for (int s = 0; s < 2; ++s) {
-    const SectionInfo& info = header.sections[std::size_t(s)];
+  for (std::size_t s = 0; s < 2; ++s) {
+    const SectionInfo& info = header.sections[s];
     const std::uint64_t stored_hash = XXH3_64bits(p, info.stored_size);
     // Catches any flipped stored byte, also one a codec would silently decode the same.
     if (std::uint32_t(stored_hash) != info.stored_checksum)
-      throw Error(ErrorCode::corrupt_data, std::string(kNames[s]) + " stored-bytes checksum mismatch");
-    if (pipelines[s]->empty()) {  // stored bytes are the section: one copy, one hash
-      if (info.filter_mask != 0 || info.stored_size != info.unfiltered_size || stored_hash != info.checksum)
-        throw Error(ErrorCode::corrupt_data, std::string(kNames[s]) + " checksum or size mismatch");
-      sections[s].assign(p, p + info.stored_size);
-      p += info.stored_size;
-      continue;
-    }
-    try {
-      sections[s] = reverse_pipeline(*pipelines[s], Bytes(p, p + info.stored_size), info.filter_mask,
-                                     element_sizes[s], info.unfiltered_size);
-    } catch (const Error& e) {
-      throw Error(ErrorCode::corrupt_data, std::string(kNames[s]) + ": " + e.what());
-    }
-    if (checksum(sections[s]) != info.checksum)
-      throw Error(ErrorCode::corrupt_data, std::string(kNames[s]) + " checksum mismatch");
+      throw Error(ErrorCode::corrupt_data, std::string(kSectionNames[s]) + " stored-bytes checksum mismatch");
+    sections[s] = unfilter_section(s, p, info, layout);
+    const bool unfiltered = (s == 0 ? layout.selection_pipeline : layout.values_pipeline).empty();
+    if ((unfiltered ? stored_hash : checksum(sections[s])) != info.checksum)  // one hash when unfiltered
+      throw Error(ErrorCode::corrupt_data, std::string(kSectionNames[s]) + " checksum mismatch");
     p += info.stored_size;
   }
-  StructuredChunk chunk;
-  try {
-    chunk.defined = decode_selection(sections[0].data(), sections[0].size(), layout.dims);
-  } catch (const Error& e) {
-    throw Error(ErrorCode::corrupt_data, std::string(kNames[0]) + ": " + e.what());
-  }
-  if (sections[1].size() != chunk.defined.defined_count() * layout.element_size)
-    throw Error(ErrorCode::corrupt_data, "section 1 (values) holds " + std::to_string(sections[1].size()) +
-                                             " bytes for " + std::to_string(chunk.defined.defined_count()) +
-                                             " defined elements");
-  chunk.values = std::move(sections[1]);
-  return chunk;
+  return chunk_from_sections(std::move(sections[0]), std::move(sections[1]), layout);
 }
 
 void expand_to_dense(const StructuredChunk& chunk, const ChunkLayout& layout, const std::uint8_t* fill,

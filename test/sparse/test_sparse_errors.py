@@ -3,6 +3,8 @@ nothing already stored: corrupted chunks (every byte position), selections outsi
 or of mismatched size, invalid creation options, unsupported types."""
 import os
 import re
+import subprocess
+import sys
 
 import h5py
 import numpy as np
@@ -28,41 +30,66 @@ def expected():
     return e
 
 
+def store_chunk_natively(path, name, offset, payload):
+    """Stores `payload` as a chunk without the connector, as a corrupting writer could: through
+    the connector, H5Dwrite_chunk refuses bytes that are not a structured chunk."""
+    env = {k: v for k, v in os.environ.items() if k != "HDF5_VOL_CONNECTOR"}
+    script = ("import sys, h5py\n"
+              "with h5py.File(sys.argv[1], 'r+') as f:\n"
+              "    f[sys.argv[2]].id.write_direct_chunk(eval(sys.argv[3]), bytes.fromhex(sys.argv[4]))\n")
+    subprocess.run([sys.executable, "-c", script, str(path), name, repr(tuple(offset)), payload.hex()],
+                   env=env, check=True)
+
+
 def test_every_flipped_byte_is_an_error_naming_dataset_and_chunk(tmp_path):
-    f, d = make(tmp_path / "flip.h5")
+    path = tmp_path / "flip.h5"
+    f, d = make(path)
     with f:
         offset = (0, 16)
         filter_mask, good = d.id.read_direct_chunk(offset)
         assert good[:4] == b"H5SC" and filter_mask == 0
+        info = d.id.get_chunk_info_by_coord(offset)
+        assert info.size == len(good)
+        f.flush()
         rng = np.random.default_rng(0)
         trials = int(os.environ.get("H5SPARSE_FLIP_TRIALS", "10000"))
         positions = rng.integers(0, len(good), trials)
         flips = rng.integers(1, 256, trials)
-        for pos, flip in zip(positions, flips):
-            bad = bytearray(good)
-            bad[pos] ^= int(flip)
-            d.id.write_direct_chunk(offset, bytes(bad))
-            with pytest.raises(OSError) as err:
-                d[0:16, 16:32]
-            message = str(err.value)
-            assert "dataset '/grp/data', chunk at (0, 16)" in message, message
-        d.id.write_direct_chunk(offset, good)
+        # Flip bytes of the stored chunk in the file itself (HDF5 keeps no raw chunk bytes in
+        # memory; a chunk that fails to decode never enters the chunk cache).
+        fd = os.open(path, os.O_RDWR)
+        try:
+            for pos, flip in zip(positions, flips):
+                at = info.byte_offset + int(pos)
+                os.pwrite(fd, bytes([good[pos] ^ int(flip)]), at)
+                with pytest.raises(OSError) as err:
+                    d[0:16, 16:32]
+                message = str(err.value)
+                assert "dataset '/grp/data', chunk at (0, 16)" in message, message
+                os.pwrite(fd, good[pos:pos + 1], at)
+        finally:
+            os.close(fd)
         assert np.array_equal(d[...], expected())
 
 
 def test_truncated_and_garbage_chunks(tmp_path):
-    f, d = make(tmp_path / "trunc.h5")
+    path = tmp_path / "trunc.h5"
+    f, d = make(path)
     with f:
         _, good = d.id.read_direct_chunk((0, 0))
-        for bad in (good[:10], good[:59], good[:-1], b"\0", b"\0" * 200, good + b"x"):
-            d.id.write_direct_chunk((0, 0), bad)
+    for bad in (good[:10], good[:59], good[:-1], b"\0", b"\0" * 200, good + b"x"):
+        store_chunk_natively(path, "grp/data", (0, 0), bad)
+        with h5py.File(path, "r+") as f:
+            d = f["grp/data"]
             with pytest.raises(OSError, match=r"chunk at \(0, 0\)"):
                 d[0:4, 0:4]
             # A write into the corrupt chunk must refuse too, not replace what is there.
             with pytest.raises(OSError, match=r"chunk at \(0, 0\)"):
                 d[0, 0] = 1
-        d.id.write_direct_chunk((0, 0), good)
-        assert np.array_equal(d[...], expected())
+            assert d.id.read_direct_chunk((0, 0))[1] == bad
+    with h5py.File(path, "r+") as f:
+        f["grp/data"].id.write_direct_chunk((0, 0), good)
+        assert np.array_equal(f["grp/data"][...], expected())
 
 
 def test_selections_outside_extent_or_of_wrong_size(tmp_path):

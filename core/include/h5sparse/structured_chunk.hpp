@@ -57,6 +57,18 @@ ChunkHeader read_chunk_header(const std::uint8_t* data, std::size_t size);
 /// value count).
 StructuredChunk decode_chunk(const std::uint8_t* data, std::size_t size, const ChunkLayout& layout);
 
+/// The stored chunk of `header` (sizes, masks and checksums as given) with the stored bytes
+/// of section 0 and 1; the header checksum is computed.
+Bytes serialize_chunk(const ChunkHeader& header, const std::array<const std::uint8_t*, 2>& stored);
+
+/// Section `s` (0 or 1) back through its pipeline, honouring `info`'s filter mask: exactly
+/// `info.unfiltered_size` bytes, or Error(corrupt_data) naming the section. No checksums.
+Bytes unfilter_section(std::size_t s, const std::uint8_t* stored, const SectionInfo& info, const ChunkLayout& layout);
+
+/// The chunk two unfiltered sections describe: the selection must decode for the layout's
+/// dimensions and the values hold one element per defined element (else corrupt_data).
+StructuredChunk chunk_from_sections(Bytes selection, Bytes values, const ChunkLayout& layout);
+
 /// Writes the dense chunk: defined elements from the chunk, the others `fill` (element_size
 /// bytes; null means zeros). `dense` holds element_count() * element_size bytes.
 void expand_to_dense(const StructuredChunk& chunk, const ChunkLayout& layout, const std::uint8_t* fill,

@@ -1,0 +1,102 @@
+// Native dataset operations on the dataset below (see native_dataset.hpp).
+#include "native_dataset.hpp"
+
+#include <H5VLconnector_passthru.h>
+
+#include "error_stack.hpp"
+#include "h5sparse/error.hpp"
+
+namespace h5sparse::vol {
+
+using hdf5::checked;
+using hdf5::Handle;
+using hdf5::throw_if_negative;
+
+Handle dataset_get(void* under, hid_t under_vol_id, H5VL_dataset_get_t op, hid_t dxpl) {
+  H5VL_dataset_get_args_t args{};
+  args.op_type = op;
+  hid_t* out = nullptr;
+  switch (op) {
+    case H5VL_DATASET_GET_DCPL: out = &args.args.get_dcpl.dcpl_id; break;
+    case H5VL_DATASET_GET_SPACE: out = &args.args.get_space.space_id; break;
+    case H5VL_DATASET_GET_TYPE: out = &args.args.get_type.type_id; break;
+    default: throw Error(ErrorCode::invalid_argument, "unsupported dataset query");
+  }
+  *out = H5I_INVALID_HID;
+  throw_if_negative(H5VLdataset_get(under, under_vol_id, &args, dxpl, nullptr), "cannot query the dataset");
+  return checked(*out, "cannot query the dataset");
+}
+
+herr_t native_dataset_optional(void* under, hid_t under_vol_id, int op, H5VL_native_dataset_optional_args_t* nargs,
+                               hid_t dxpl) {
+  H5VL_optional_args_t args{op, nargs};
+  return H5VLdataset_optional(under, under_vol_id, &args, dxpl, nullptr);
+}
+
+std::vector<std::uint64_t> extent_of(hid_t space) {
+  const int rank = H5Sget_simple_extent_ndims(space);
+  throw_if_negative(rank, "cannot read the dataspace rank");
+  std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
+  throw_if_negative(H5Sget_simple_extent_dims(space, dims.data(), nullptr), "cannot read the dataspace extent");
+  return {dims.begin(), dims.end()};
+}
+
+std::string coords_text(const std::vector<std::uint64_t>& c) {
+  std::string s = "(";
+  for (std::size_t i = 0; i < c.size(); ++i) s += (i ? ", " : "") + std::to_string(c[i]);
+  return s + ")";
+}
+
+std::string dataset_name(void* under, hid_t under_vol_id) {
+  H5VL_object_get_args_t args{};
+  H5VL_loc_params_t loc{};
+  loc.type = H5VL_OBJECT_BY_SELF;
+  loc.obj_type = H5I_DATASET;
+  char name[512] = "";
+  size_t name_len = 0;
+  args.op_type = H5VL_OBJECT_GET_NAME;
+  args.args.get_name.buf_size = sizeof(name);
+  args.args.get_name.buf = name;
+  args.args.get_name.name_len = &name_len;
+  H5E_BEGIN_TRY { H5VLobject_get(under, &loc, under_vol_id, &args, H5P_DATASET_XFER_DEFAULT, nullptr); }
+  H5E_END_TRY
+  return name;
+}
+
+std::optional<StoredChunk> read_stored_chunk(void* under, hid_t under_vol_id, const std::vector<hsize_t>& origin,
+                                             hid_t dxpl) {
+  // Chunk info by coordinate reports a missing chunk as size 0 (the storage-size query fails).
+  hsize_t size = 0;
+  StoredChunk chunk;
+  H5VL_native_dataset_optional_args_t nargs{};
+  nargs.get_chunk_info_by_coord.offset = origin.data();
+  nargs.get_chunk_info_by_coord.filter_mask = &chunk.filter_mask;
+  nargs.get_chunk_info_by_coord.addr = &chunk.addr;
+  nargs.get_chunk_info_by_coord.size = &size;
+  throw_if_negative(
+      native_dataset_optional(under, under_vol_id, H5VL_NATIVE_DATASET_GET_CHUNK_INFO_BY_COORD, &nargs, dxpl),
+      "cannot look up a stored chunk");
+  if (size == 0 || chunk.addr == HADDR_UNDEF) return std::nullopt;
+  chunk.bytes.resize(size);
+  nargs = {};
+  nargs.chunk_read.offset = origin.data();
+  nargs.chunk_read.buf = chunk.bytes.data();
+  throw_if_negative(native_dataset_optional(under, under_vol_id, H5VL_NATIVE_DATASET_CHUNK_READ, &nargs, dxpl),
+                    "cannot read a stored chunk");
+  chunk.filter_mask = nargs.chunk_read.filters;
+  return chunk;
+}
+
+void write_stored_chunk(void* under, hid_t under_vol_id, const std::vector<hsize_t>& origin, const Bytes& bytes,
+                        hid_t dxpl) {
+  H5SPARSE_FAIL_IF(bytes.size() > 0xFFFFFFFFu, ErrorCode::unsupported, "a stored chunk is limited to 4 GiB");
+  H5VL_native_dataset_optional_args_t nargs{};
+  nargs.chunk_write.offset = origin.data();
+  nargs.chunk_write.filters = 0;
+  nargs.chunk_write.size = std::uint32_t(bytes.size());
+  nargs.chunk_write.buf = bytes.data();
+  throw_if_negative(native_dataset_optional(under, under_vol_id, H5VL_NATIVE_DATASET_CHUNK_WRITE, &nargs, dxpl),
+                    "cannot write a structured chunk");
+}
+
+}  // namespace h5sparse::vol

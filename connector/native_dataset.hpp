@@ -1,0 +1,50 @@
+// The native dataset operations the connector calls on the dataset below (queries and direct
+// chunk I/O of the native connector), as C++ functions that throw after HDF5 has pushed its
+// error record. Calls made here never come back through our own callbacks.
+#pragma once
+
+#include <H5VLconnector.h>
+#include <H5VLnative.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "h5sparse/codecs.hpp"
+#include "handle.hpp"
+
+namespace h5sparse::vol {
+
+/// The DCPL, dataspace or datatype of the dataset below (the caller owns the result).
+hdf5::Handle dataset_get(void* under, hid_t under_vol_id, H5VL_dataset_get_t op, hid_t dxpl);
+
+/// One native dataset optional operation (H5VL_NATIVE_DATASET_*) on the dataset below.
+herr_t native_dataset_optional(void* under, hid_t under_vol_id, int op, H5VL_native_dataset_optional_args_t* nargs,
+                               hid_t dxpl);
+
+/// A simple dataspace's dimensions.
+std::vector<std::uint64_t> extent_of(hid_t space);
+
+/// "(0, 64)": coordinates for messages.
+std::string coords_text(const std::vector<std::uint64_t>& coords);
+
+/// The dataset's path in its file ("" when it cannot be found), for messages.
+std::string dataset_name(void* under, hid_t under_vol_id);
+
+/// A chunk as the native connector stores it.
+struct StoredChunk {
+  Bytes bytes;
+  unsigned filter_mask = 0;  ///< bit i: filter i of the dataset's pipeline was skipped
+  haddr_t addr = HADDR_UNDEF;
+};
+
+/// The chunk stored at `origin` (a chunk's first element), or nothing when none is stored.
+std::optional<StoredChunk> read_stored_chunk(void* under, hid_t under_vol_id, const std::vector<hsize_t>& origin,
+                                             hid_t dxpl);
+
+/// Stores `bytes` as the chunk at `origin` with filter mask 0 (H5Dwrite_chunk).
+void write_stored_chunk(void* under, hid_t under_vol_id, const std::vector<hsize_t>& origin, const Bytes& bytes,
+                        hid_t dxpl);
+
+}  // namespace h5sparse::vol
