@@ -9,7 +9,7 @@ namespace {
 
 struct ErrorIds {
   hid_t error_class = H5I_INVALID_HID;
-  hid_t major[3] = {H5I_INVALID_HID, H5I_INVALID_HID, H5I_INVALID_HID};
+  hid_t major[4] = {H5I_INVALID_HID, H5I_INVALID_HID, H5I_INVALID_HID, H5I_INVALID_HID};
   hid_t minor[7] = {};
 };
 
@@ -22,8 +22,9 @@ const ErrorIds& error_ids() {
   ids = ErrorIds{};
   ids.error_class = H5Eregister_class("h5sparse", "h5sparse", H5SPARSE_VERSION_STRING);
   if (ids.error_class < 0) return ids;
-  static const char* const kMajors[] = {"Filter plugin", "Sparse VOL connector", "Sparse client library"};
-  for (int i = 0; i < 3; ++i) ids.major[i] = H5Ecreate_msg(ids.error_class, H5E_MAJOR, kMajors[i]);
+  static const char* const kMajors[] = {"Filter plugin", "Sparse VOL connector", "Sparse client library",
+                                        "Command-line tool"};
+  for (int i = 0; i < 4; ++i) ids.major[i] = H5Ecreate_msg(ids.error_class, H5E_MAJOR, kMajors[i]);
   for (int code = 1; code <= 6; ++code)
     ids.minor[code] = H5Ecreate_msg(ids.error_class, H5E_MINOR, error_code_name(ErrorCode(code)));
   return ids;

@@ -14,7 +14,7 @@
 namespace h5sparse::hdf5 {
 
 /// Which part of the project reports: becomes the record's major message.
-enum class Origin { filter, connector, client };
+enum class Origin { filter, connector, client, tool };
 
 /// Pushes a record of our class onto the default error stack. Never throws.
 void push_error(Origin origin, ErrorCode code, const char* function, const std::string& message) noexcept;

@@ -1,0 +1,159 @@
+// `dump`: the Tools RFC's --sparse-locations (defined elements as BLOCKs and POINTs) and
+// --sparse-data (the same, each followed by its values, the first element's coordinates at
+// the head of every line), in h5dump's DDL framing.
+#include <map>
+
+#include "box_list.hpp"
+#include "commands.hpp"
+#include "locations_text.hpp"
+#include "sparse_reader.hpp"
+#include "tool_support.hpp"
+#include "value_format.hpp"
+
+namespace h5sparse::tool {
+namespace {
+
+constexpr std::size_t kPointsPerLine = 8;
+constexpr std::size_t kValuesPerLine = 16;
+constexpr std::size_t kCacheBytes = std::size_t(256) << 20;
+
+/// Values by element, from decoded chunks expanded to dense and kept while memory allows.
+class ValueSource {
+ public:
+  explicit ValueSource(const SparseDataset& d) : d_(d) {
+    for (const StoredChunk& c : d.stored_chunks()) stored_.emplace(c.offset, c);
+  }
+  const std::uint8_t* at(const std::uint64_t* coords) {
+    const std::vector<std::uint64_t>& cd = d_.layout().dims;
+    std::vector<std::uint64_t> origin(d_.rank());
+    std::uint64_t linear = 0;
+    for (std::size_t i = 0; i < d_.rank(); ++i) {
+      origin[i] = coords[i] / cd[i] * cd[i];
+      linear = linear * cd[i] + (coords[i] - origin[i]);
+    }
+    auto hit = cache_.find(origin);
+    if (hit == cache_.end()) {
+      const auto s = stored_.find(origin);
+      if (s == stored_.end()) fail(ErrorCode::corrupt_data, d_.path() + ": a defined element has no stored chunk");
+      if (cached_bytes_ > kCacheBytes) {
+        cache_.clear();
+        cached_bytes_ = 0;
+      }
+      Bytes dense(d_.layout().element_count() * d_.layout().element_size);
+      expand_to_dense(d_.decode(s->second, d_.read_raw(s->second)), d_.layout(), d_.fill().data(), dense.data());
+      cached_bytes_ += dense.size();
+      hit = cache_.emplace(origin, std::move(dense)).first;
+    }
+    return hit->second.data() + linear * d_.layout().element_size;
+  }
+
+ private:
+  const SparseDataset& d_;
+  std::map<std::vector<std::uint64_t>, StoredChunk> stored_;
+  std::map<std::vector<std::uint64_t>, Bytes> cache_;
+  std::size_t cached_bytes_ = 0;
+};
+
+BoxList defined_boxes(const SparseDataset& d) {
+  BoxList boxes(d.rank());
+  for (const StoredChunk& chunk : d.stored_chunks()) {
+    const StructuredChunk decoded = d.decode(chunk, d.read_raw(chunk));
+    d.for_each_defined_run(chunk, decoded, [&](const std::uint64_t* row, std::uint64_t first, std::uint64_t n,
+                                               std::uint64_t) { boxes.add_run(row, first, n); });
+  }
+  boxes.canonicalize();
+  return boxes;
+}
+
+void print_block_data(std::ostream& out, const BoxList& boxes, std::size_t i, ValueSource& values,
+                      const ValueFormatter& format) {
+  const std::size_t r = boxes.rank();
+  const std::uint64_t* lo = boxes.lo(i);
+  const std::uint64_t* hi = boxes.hi(i);
+  std::vector<std::uint64_t> at(lo, lo + r);
+  out << "      DATA {\n";
+  std::string line;
+  for (bool more = true; more;) {  // every row of the box along the last dimension
+    for (std::uint64_t c = lo[r - 1]; c <= hi[r - 1]; ++c) {
+      at[r - 1] = c;
+      if ((c - lo[r - 1]) % kValuesPerLine == 0) {
+        if (!line.empty()) out << line << ",\n";
+        line = "      " + format_coords(at.data(), r) + " ";
+      } else {
+        line += ", ";
+      }
+      format.append(line, values.at(at.data()));
+    }
+    more = false;
+    for (std::size_t d = r - 1; d-- > 0;) {  // next row, odometer style
+      if (at[d] < hi[d]) {
+        ++at[d];
+        more = true;
+        break;
+      }
+      at[d] = lo[d];
+    }
+  }
+  out << line << "\n      }\n";
+}
+
+void dump_dataset(hid_t file, const std::string& path, bool with_data, std::ostream& out) {
+  Handle dset = open_dataset(file, path);
+  const SparseDataset sparse(dset.get(), path);
+  Handle type = checked_handle(H5Dget_type(dset.get()), "cannot read the datatype of " + path);
+  const BoxList boxes = defined_boxes(sparse);
+  const std::size_t r = sparse.rank();
+  ValueSource values(sparse);
+  const ValueFormatter format(type.get());
+
+  out << "DATASET " << quoted(path) << " {\n";
+  out << "   DATATYPE  " << type_text(type.get()) << "\n";
+  out << "   DATASPACE  " << dataspace_text(dset.get()) << "\n";
+  out << "   DATA {\n";
+  std::vector<std::size_t> points;
+  for (std::size_t i = 0; i < boxes.size(); ++i) {
+    if (boxes.volume(i) == 1) {
+      points.push_back(i);
+      continue;
+    }
+    out << "      DEFINED_SPARSE_DATA BLOCK " << format_coords(boxes.lo(i), r) << "-" << format_coords(boxes.hi(i), r)
+        << "\n";
+    if (with_data) print_block_data(out, boxes, i, values, format);
+  }
+  for (std::size_t first = 0; first < points.size(); first += kPointsPerLine) {
+    const std::size_t end = std::min(points.size(), first + kPointsPerLine);
+    out << "      DEFINED_SPARSE_DATA POINT ";
+    for (std::size_t k = first; k < end; ++k) out << (k > first ? ", " : "") << format_coords(boxes.lo(points[k]), r);
+    out << "\n";
+    if (!with_data) continue;
+    out << "      DATA {\n";
+    for (std::size_t k = first; k < end; ++k)
+      out << "      " << format_coords(boxes.lo(points[k]), r) << " " << format.format(values.at(boxes.lo(points[k])))
+          << "\n";
+    out << "      }\n";
+  }
+  out << "   }\n}\n";
+}
+
+}  // namespace
+
+int run_dump(const Arguments& args, std::ostream& out) {
+  if (args.positional.size() != 1) fail(ErrorCode::invalid_argument, "dump takes one file");
+  if (args.has("sparse-locations") && args.has("sparse-data"))
+    fail(ErrorCode::invalid_argument, "choose one of --sparse-locations and --sparse-data");
+  const std::string& name = args.positional[0];
+  Handle file = open_file(name, false);
+  std::vector<std::string> paths = args.values("dataset");
+  if (paths.empty()) {
+    for (const std::string& p : list_datasets(file.get())) {
+      Handle d = open_dataset(file.get(), p);
+      if (SparseDataset::is_sparse(d.get())) paths.push_back(p);
+    }
+  }
+  out << "HDF5 " << quoted(name) << " {\n";
+  for (const std::string& p : paths) dump_dataset(file.get(), p, args.has("sparse-data"), out);
+  out << "}\n";
+  return 0;
+}
+
+}  // namespace h5sparse::tool

@@ -1,0 +1,145 @@
+// `show`: a sparse dataset's storage as h5dump -p prints a chunked one, in the Tools RFC's DDL
+// (STRUCTURED_CHUNK, SECTION n <name>, SIZE with compression ratio, FILTERS), plus defined and
+// stored-chunk counts and, with --chunks, one line per stored chunk.
+#include <cinttypes>
+#include <cstdio>
+
+#include "commands.hpp"
+#include "h5sparse/filter_ids.hpp"
+#include "sparse_reader.hpp"
+#include "tool_support.hpp"
+#include "value_format.hpp"
+
+namespace h5sparse::tool {
+namespace {
+
+std::string ratio_text(std::uint64_t logical, std::uint64_t stored) {
+  if (stored == 0) return "";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, " (%.3f:1 COMPRESSION)", double(logical) / double(stored));
+  return buf;
+}
+
+void print_filters(std::ostream& out, const SectionPipeline& pipeline, const std::string& indent) {
+  out << indent << "FILTERS {\n";
+  if (pipeline.empty()) out << indent << "   NONE\n";
+  for (const SectionFilter& f : pipeline) {
+    if (f.id == kFilterDeflate) {
+      out << indent << "   COMPRESSION DEFLATE { LEVEL " << (f.cd_values.empty() ? 6u : f.cd_values[0]) << " }\n";
+    } else if (f.id == kFilterShuffle) {
+      out << indent << "   PREPROCESSING SHUFFLE\n";
+    } else {
+      out << indent << "   USER_DEFINED_FILTER {\n" << indent << "      FILTER_ID " << f.id << "\n"
+          << indent << "      COMMENT " << describe_pipeline({f}) << "\n";
+      if (!f.cd_values.empty()) {
+        out << indent << "      PARAMS {";
+        for (unsigned v : f.cd_values) out << ' ' << v;
+        out << " }\n";
+      }
+      out << indent << "   }\n";
+    }
+  }
+  out << indent << "}\n";
+}
+
+const char* encoding_name(SelectionEncoding e) {
+  switch (e) {
+    case SelectionEncoding::empty: return "empty";
+    case SelectionEncoding::all: return "all";
+    case SelectionEncoding::bitmap: return "bitmap";
+    case SelectionEncoding::offsets: return "offsets";
+    case SelectionEncoding::runs: return "runs";
+    case SelectionEncoding::blocks: return "blocks";
+  }
+  return "unknown";
+}
+
+struct Totals {
+  std::uint64_t stored = 0, defined = 0, chunks = 0;
+  std::uint64_t section_stored[2] = {0, 0}, section_unfiltered[2] = {0, 0};
+};
+
+void show_dataset(hid_t file, const std::string& path, bool per_chunk, std::ostream& out) {
+  Handle dset = open_dataset(file, path);
+  SparseDataset sparse(dset.get(), path);
+  Handle type = checked_handle(H5Dget_type(dset.get()), "cannot read the datatype of " + path);
+  const ChunkLayout& layout = sparse.layout();
+  Totals t;
+  std::vector<std::string> chunk_lines;
+  for (const StoredChunk& chunk : sparse.stored_chunks()) {
+    const Bytes raw = sparse.read_raw(chunk);
+    const StructuredChunk decoded = sparse.decode(chunk, raw);
+    const ChunkAnatomy a = sparse.anatomy(chunk, raw, decoded);
+    t.stored += chunk.size;
+    t.defined += a.defined_in_extent;
+    ++t.chunks;
+    for (int s = 0; s < 2; ++s) {
+      t.section_stored[s] += a.header.sections[s].stored_size;
+      t.section_unfiltered[s] += a.header.sections[s].unfiltered_size;
+    }
+    if (!per_chunk) continue;
+    char line[512];
+    const SectionInfo& s0 = a.header.sections[0];
+    const SectionInfo& s1 = a.header.sections[1];
+    std::snprintf(line, sizeof line,
+                  "ADDRESS %" PRIu64 " SIZE %" PRIu64 " DEFINED %" PRIu64
+                  " SECTION 0 { ENCODING %s SIZE %u OF %u MASK 0x%x } SECTION 1 { SIZE %u OF %u MASK 0x%x }%s",
+                  std::uint64_t(chunk.address), chunk.size, a.defined_in_extent, encoding_name(a.encoding),
+                  s0.stored_size, s0.unfiltered_size, s0.filter_mask, s1.stored_size, s1.unfiltered_size,
+                  s1.filter_mask, chunk.filter_mask & 1 ? " UNFILTERED_DENSE" : "");
+    chunk_lines.push_back("CHUNK " + sparse.chunk_name(chunk) + " { " + line + " }");
+  }
+  std::uint64_t elements = 1;
+  for (std::uint64_t d : sparse.dims()) elements *= d;
+  std::uint64_t grid = 1;
+  for (std::size_t d = 0; d < sparse.rank(); ++d) grid *= (sparse.dims()[d] + layout.dims[d] - 1) / layout.dims[d];
+
+  static const char* const kSectionNames[2] = {"SPARSE_SELECTION", "SPARSE_FIXED_DATA"};
+  const SectionPipeline* pipelines[2] = {&layout.selection_pipeline, &layout.values_pipeline};
+  out << "DATASET " << quoted(path) << " {\n";
+  out << "   DATATYPE  " << type_text(type.get()) << "\n";
+  out << "   DATASPACE  " << dataspace_text(dset.get()) << "\n";
+  out << "   STORAGE_LAYOUT {\n";
+  out << "      STRUCTURED_CHUNK " << dims_text(layout.dims) << " {\n";
+  out << "         SPARSE_CHUNK\n";
+  for (int s = 0; s < 2; ++s) {
+    out << "         SECTION " << s << ' ' << kSectionNames[s] << " {\n";
+    out << "            SIZE " << t.section_stored[s] << ratio_text(t.section_unfiltered[s], t.section_stored[s])
+        << "\n";
+    print_filters(out, *pipelines[s], "            ");
+    out << "         }\n";
+  }
+  out << "      }\n";
+  out << "      SIZE " << t.stored << ratio_text(elements * layout.element_size, t.stored) << "\n";
+  out << "   }\n";
+  out << "   FILLVALUE {\n      VALUE  " << ValueFormatter(type.get()).format(sparse.fill().data()) << "\n   }\n";
+  out << "   FILL_IS_UNDEFINED " << (sparse.params().fill_is_undefined() ? "TRUE" : "FALSE") << "\n";
+  char share[32];
+  std::snprintf(share, sizeof share, "%.2f%%", elements ? 100.0 * double(t.defined) / double(elements) : 0.0);
+  out << "   DEFINED_ELEMENTS " << t.defined << " OF " << elements << " (" << share << ")\n";
+  out << "   STORED_CHUNKS " << t.chunks << " OF " << grid << "\n";
+  for (const std::string& line : chunk_lines) out << "   " << line << "\n";
+  out << "}\n";
+}
+
+}  // namespace
+
+int run_show(const Arguments& args, std::ostream& out) {
+  if (args.positional.size() != 1) fail(ErrorCode::invalid_argument, "show takes one file");
+  const std::string& name = args.positional[0];
+  Handle file = open_file(name, false);
+  std::vector<std::string> paths = args.values("dataset");
+  const bool all = paths.empty();
+  if (all) {
+    for (const std::string& p : list_datasets(file.get())) {
+      Handle d = open_dataset(file.get(), p);
+      if (SparseDataset::is_sparse(d.get())) paths.push_back(p);
+    }
+  }
+  out << "HDF5 " << quoted(name) << " {\n";
+  for (const std::string& p : paths) show_dataset(file.get(), p, args.has("chunks"), out);
+  out << "}\n";
+  return 0;
+}
+
+}  // namespace h5sparse::tool

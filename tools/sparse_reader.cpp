@@ -1,0 +1,156 @@
+// Reading stored structured chunks without the connector (see sparse_reader.hpp).
+#include "sparse_reader.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "dcpl.hpp"
+#include "locations_text.hpp"
+#include "tool_support.hpp"
+
+namespace h5sparse::tool {
+namespace {
+
+std::string layout_name(hid_t dcpl) {
+  switch (H5Pget_layout(dcpl)) {
+    case H5D_COMPACT: return "COMPACT";
+    case H5D_CONTIGUOUS: return "CONTIGUOUS";
+    case H5D_CHUNKED: return "CHUNKED";
+    case H5D_VIRTUAL: return "VIRTUAL";
+    default: return "unknown";
+  }
+}
+
+int collect_chunk(const hsize_t* offset, unsigned filter_mask, haddr_t addr, hsize_t size, void* data) {
+  auto* s = static_cast<std::pair<std::size_t, std::vector<StoredChunk>*>*>(data);
+  s->second->push_back({std::vector<std::uint64_t>(offset, offset + s->first), filter_mask, addr, size});
+  return H5_ITER_CONT;
+}
+
+}  // namespace
+
+bool SparseDataset::is_sparse(hid_t dset) {
+  Handle dcpl = checked_handle(H5Dget_create_plist(dset), "cannot read a dataset's creation properties");
+  if (H5Pget_layout(dcpl.get()) != H5D_CHUNKED) return false;
+  const auto values = hdf5::filter_values(dcpl.get(), kFilterStructuredChunk);
+  return values && is_complete_form(values->data(), values->size());
+}
+
+SparseDataset::SparseDataset(hid_t dset, std::string path) : dset_(dset), path_(std::move(path)) {
+  Handle dcpl = checked_handle(H5Dget_create_plist(dset), "cannot read the creation properties of " + path_);
+  const auto values = hdf5::filter_values(dcpl.get(), kFilterStructuredChunk);
+  if (H5Pget_layout(dcpl.get()) != H5D_CHUNKED || !values)
+    fail(ErrorCode::invalid_argument, path_ + " is not a sparse dataset (layout " + layout_name(dcpl.get()) +
+                                          ", no structured-chunk filter " + std::to_string(kFilterStructuredChunk) +
+                                          ")");
+  if (!is_complete_form(values->data(), values->size()))
+    fail(ErrorCode::invalid_argument, path_ + " is not a sparse dataset: filter " +
+                                          std::to_string(kFilterStructuredChunk) +
+                                          " holds request-form parameters (HDF5 never ran its set_local)");
+  try {
+    params_ = from_cd_values(values->data(), values->size());
+  } catch (const Error& e) {
+    fail(ErrorCode::corrupt_data, path_ + ": structured-chunk parameters: " + e.what());
+  }
+  dims_ = dataset_dims(dset);
+  Handle type = checked_handle(H5Dget_type(dset), "cannot read the datatype of " + path_);
+  const std::size_t type_size = H5Tget_size(type.get());
+  std::vector<hsize_t> chunk(dims_.size() + 1);
+  const int chunk_rank = H5Pget_chunk(dcpl.get(), int(chunk.size()), chunk.data());
+  const bool consistent = type_size == params_.layout.element_size && chunk_rank == int(dims_.size()) &&
+                          std::equal(params_.layout.dims.begin(), params_.layout.dims.end(), chunk.begin(),
+                                     chunk.begin() + chunk_rank);
+  if (!consistent)
+    fail(ErrorCode::corrupt_data, path_ + ": structured-chunk parameters disagree with the dataset's "
+                                          "element size or chunk dimensions");
+  fill_ = params_.fill.empty() ? Bytes(params_.layout.element_size, 0) : params_.fill;
+}
+
+std::vector<StoredChunk> SparseDataset::stored_chunks() const {
+  std::vector<StoredChunk> chunks;
+  std::pair<std::size_t, std::vector<StoredChunk>*> state{rank(), &chunks};
+  check(H5Dchunk_iter(dset_, H5P_DEFAULT, collect_chunk, &state), "cannot list the stored chunks of " + path_);
+  return chunks;
+}
+
+Bytes SparseDataset::read_raw(const StoredChunk& chunk) const {
+  Bytes raw(chunk.size);
+  std::vector<hsize_t> offset(chunk.offset.begin(), chunk.offset.end());
+  std::uint32_t mask = 0;
+  check(H5Dread_chunk(dset_, H5P_DEFAULT, offset.data(), &mask, raw.data()),
+        "cannot read chunk " + chunk_name(chunk) + " of " + path_);
+  return raw;
+}
+
+StructuredChunk SparseDataset::decode(const StoredChunk& chunk, const Bytes& raw) const {
+  const ChunkLayout& l = layout();
+  if (chunk.filter_mask & 1) {  // written around the filter: HDF5 reads these bytes as the dense chunk
+    H5SPARSE_FAIL_IF(raw.size() != l.element_count() * l.element_size, ErrorCode::corrupt_data,
+                     path_ + ", chunk " + chunk_name(chunk) + ": stored unfiltered with " +
+                         std::to_string(raw.size()) + " bytes, not a dense chunk");
+    StructuredChunk dense{ChunkSelection(l.element_count()), raw};
+    dense.defined.set_range(0, l.element_count());
+    return dense;
+  }
+  try {
+    return decode_chunk(raw.data(), raw.size(), l);
+  } catch (const Error& e) {
+    throw Error(e.code(), path_ + ", chunk " + chunk_name(chunk) + ": " + e.what());
+  }
+}
+
+ChunkAnatomy SparseDataset::anatomy(const StoredChunk& chunk, const Bytes& raw,
+                                    const StructuredChunk& decoded) const {
+  ChunkAnatomy a;
+  for_each_defined_run(chunk, decoded, [&](const std::uint64_t*, std::uint64_t, std::uint64_t n, std::uint64_t) {
+    a.defined_in_extent += n;
+  });
+  if (chunk.filter_mask & 1) {
+    a.encoding = SelectionEncoding::all;
+    return a;
+  }
+  a.header = read_chunk_header(raw.data(), raw.size());
+  const SectionInfo& s0 = a.header.sections[0];
+  const Bytes stored(raw.begin() + ChunkHeader::kSize, raw.begin() + long(ChunkHeader::kSize + s0.stored_size));
+  const Bytes section = layout().selection_pipeline.empty()
+                            ? stored
+                            : reverse_pipeline(layout().selection_pipeline, stored, s0.filter_mask, 1,
+                                               s0.unfiltered_size);
+  a.encoding = SelectionEncoding(section.empty() ? 0 : section[0]);
+  return a;
+}
+
+void SparseDataset::for_each_defined_run(const StoredChunk& chunk, const StructuredChunk& decoded,
+                                         const RunVisitor& f) const {
+  const std::vector<std::uint64_t>& cdims = layout().dims;
+  const std::size_t r = rank();
+  const std::uint64_t row_length = cdims[r - 1];
+  std::vector<std::uint64_t> row(r > 1 ? r - 1 : 1);
+  std::uint64_t value_index = 0;
+  decoded.defined.for_each_run([&](std::uint64_t first, std::uint64_t length) {
+    std::uint64_t at = first, left = length;
+    while (left > 0) {
+      const std::uint64_t col = at % row_length, take = std::min(left, row_length - col);
+      // Unravel the chunk row into dataset coordinates; rows past the extent hold nothing visible.
+      std::uint64_t rest = at / row_length;
+      bool inside = true;
+      for (std::size_t d = r - 1; d-- > 0;) {
+        row[d] = chunk.offset[d] + rest % cdims[d];
+        rest /= cdims[d];
+        inside = inside && row[d] < dims_[d];
+      }
+      const std::uint64_t start = chunk.offset[r - 1] + col;
+      const std::uint64_t end = std::min(start + take, dims_[r - 1]);
+      if (inside && start < end) f(row.data(), start, end - start, value_index);
+      value_index += take;
+      at += take;
+      left -= take;
+    }
+  });
+}
+
+std::string SparseDataset::chunk_name(const StoredChunk& chunk) const {
+  return format_coords(chunk.offset.data(), chunk.offset.size());
+}
+
+}  // namespace h5sparse::tool
