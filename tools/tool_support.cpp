@@ -4,6 +4,7 @@
 #include <H5LTpublic.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <climits>
 #include <cstdlib>
 #include <sys/stat.h>
@@ -129,7 +130,21 @@ std::string type_text(hid_t type) {
   std::string text(len, '\0');
   check(H5LTdtype_to_text(type, text.data(), H5LT_DDL, &len), "cannot describe a datatype");
   text.resize(text.find('\0') == std::string::npos ? text.size() : text.find('\0'));
-  return text;
+  // H5LT writes compound members as `TYPE "name" : offset;`, h5dump as `TYPE "name";`.
+  std::string ddl;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text.compare(i, 3, "\" :") == 0) {
+      std::size_t j = i + 3;
+      while (j < text.size() && (text[j] == ' ' || std::isdigit(static_cast<unsigned char>(text[j])))) ++j;
+      if (j < text.size() && text[j] == ';') {
+        ddl += '"';
+        i = j - 1;
+        continue;
+      }
+    }
+    ddl += text[i];
+  }
+  return ddl;
 }
 
 std::string dims_text(const std::vector<std::uint64_t>& dims) {
