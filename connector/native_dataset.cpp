@@ -87,14 +87,14 @@ std::optional<StoredChunk> read_stored_chunk(void* under, hid_t under_vol_id, co
   return chunk;
 }
 
-void write_stored_chunk(void* under, hid_t under_vol_id, const std::vector<hsize_t>& origin, const Bytes& bytes,
+void write_stored_chunk(void* under, hid_t under_vol_id, const std::vector<hsize_t>& origin, ByteView bytes,
                         hid_t dxpl) {
-  H5SPARSE_FAIL_IF(bytes.size() > 0xFFFFFFFFu, ErrorCode::unsupported, "a stored chunk is limited to 4 GiB");
+  H5SPARSE_FAIL_IF(bytes.size > 0xFFFFFFFFu, ErrorCode::unsupported, "a stored chunk is limited to 4 GiB");
   H5VL_native_dataset_optional_args_t nargs{};
   nargs.chunk_write.offset = origin.data();
   nargs.chunk_write.filters = 0;
-  nargs.chunk_write.size = std::uint32_t(bytes.size());
-  nargs.chunk_write.buf = bytes.data();
+  nargs.chunk_write.size = std::uint32_t(bytes.size);
+  nargs.chunk_write.buf = bytes.data;
   throw_if_negative(native_dataset_optional(under, under_vol_id, H5VL_NATIVE_DATASET_CHUNK_WRITE, &nargs, dxpl),
                     "cannot write a structured chunk");
 }

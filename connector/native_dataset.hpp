@@ -44,7 +44,7 @@ std::optional<StoredChunk> read_stored_chunk(void* under, hid_t under_vol_id, co
                                              hid_t dxpl);
 
 /// Stores `bytes` as the chunk at `origin` with filter mask 0 (H5Dwrite_chunk).
-void write_stored_chunk(void* under, hid_t under_vol_id, const std::vector<hsize_t>& origin, const Bytes& bytes,
+void write_stored_chunk(void* under, hid_t under_vol_id, const std::vector<hsize_t>& origin, ByteView bytes,
                         hid_t dxpl);
 
 }  // namespace h5sparse::vol

@@ -7,6 +7,10 @@
 #include <cstring>
 #include <type_traits>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "dcpl.hpp"
 #include "error_stack.hpp"
 #include "h5sparse/error.hpp"
@@ -116,56 +120,85 @@ StructuredChunk SparseDataset::read_chunk(const std::vector<std::uint64_t>& orig
 
 void SparseDataset::write_chunk(const std::vector<std::uint64_t>& origin, const StructuredChunk& chunk,
                                 hid_t dxpl) const {
-  write_stored_chunk(under_, under_vol_id_, std::vector<hsize_t>(origin.begin(), origin.end()),
-                     encode_chunk(chunk, params_.layout), dxpl);
+  const Bytes stored = encode_chunk(chunk, params_.layout);
+  write_stored(origin, {stored.data(), stored.size()}, dxpl);
+}
+
+void SparseDataset::write_stored(const std::vector<std::uint64_t>& origin, ByteView stored, hid_t dxpl) const {
+  write_stored_chunk(under_, under_vol_id_, std::vector<hsize_t>(origin.begin(), origin.end()), stored, dxpl);
 }
 
 namespace {
 
+// Bit j set when element j of the 8 at `p` (width W) differs from the fill value.
+template <std::size_t W>
+unsigned differing8(const std::uint8_t* p, const std::uint8_t* fill) {
+#if defined(__SSE2__)
+  // SSE2 is part of x86-64: compare 4 bytes lanes, then fold lanes into elements.
+  std::uint32_t f32[2];
+  std::memcpy(f32, fill, 4);
+  if (W == 8) std::memcpy(f32, fill, 8);
+  const __m128i f = W == 4 ? _mm_set1_epi32(int(f32[0])) : _mm_set_epi32(int(f32[1]), int(f32[0]), int(f32[1]), int(f32[0]));
+  unsigned equal_lanes = 0;  // bit per 4-byte lane
+  for (unsigned i = 0; i < W * 8 / 16; ++i) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * i));
+    equal_lanes |= unsigned(_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(v, f)))) << (4 * i);
+  }
+  if (W == 4) return ~equal_lanes & 0xFFu;
+  unsigned equal = 0;  // W == 8: an element is equal when both of its lanes are
+  for (unsigned j = 0; j < 8; ++j) equal |= ((equal_lanes >> (2 * j)) & (equal_lanes >> (2 * j + 1)) & 1u) << j;
+  return ~equal & 0xFFu;
+#else
+  using U = std::conditional_t<W == 4, std::uint32_t, std::uint64_t>;
+  U f, x[8];
+  std::memcpy(&f, fill, W);
+  std::memcpy(x, p, 8 * W);
+  unsigned bits = 0;
+  for (unsigned j = 0; j < 8; ++j) bits |= unsigned(x[j] != f) << j;
+  return bits;
+#endif
+}
+
 // Scans one piece of the source (elements of width W, contiguous in the chunk), appends the
 // elements that differ from the fill value (all of them unless skip_fill) to `out` and marks
-// them in `written`. Zero fill: 8-element blocks of zeros are skipped with one test.
+// them in `written`.
 template <std::size_t W>
 std::uint8_t* scan_piece(const std::uint8_t* src, std::uint64_t length, std::uint64_t start, const std::uint8_t* fill,
-                         bool skip_fill, bool zero_fill, std::uint64_t* words, std::uint8_t* out) {
-  using U = std::conditional_t<W == 4, std::uint32_t, std::uint64_t>;
-  static_assert(sizeof(U) == W);
-  U f;
-  std::memcpy(&f, fill, W);
+                         bool skip_fill, ChunkSelection& written, std::uint8_t* out) {
+  std::uint64_t* const words = written.word_data();
   std::uint64_t k = 0;
   if (skip_fill) {
-    // 8 elements per step: all fill -> skip; else branch-free compaction and mask bits.
+    // 8 elements per step: a compare mask, then all / nothing / branch-free compaction.
     for (; k + 8 <= length; k += 8) {
-      if (zero_fill) {  // common case: one OR over the 8 elements
-        std::uint64_t q[W];
-        std::memcpy(q, src + k * W, 8 * W);
-        std::uint64_t any = 0;
-        for (std::size_t b = 0; b < W; ++b) any |= q[b];
-        if (any == 0) continue;
-      }
-      U x[8];
-      std::memcpy(x, src + k * W, 8 * W);
-      unsigned bits = 0;
-      for (unsigned j = 0; j < 8; ++j) bits |= unsigned(x[j] != f) << j;
+      const std::uint8_t* p = src + k * W;
+      const unsigned bits = differing8<W>(p, fill);
       if (bits == 0) continue;
-      for (unsigned j = 0; j < 8; ++j) {
-        std::memcpy(out, &x[j], W);
-        out += (bits >> j & 1) * W;
+      if (bits == 0xFFu) {
+        std::memcpy(out, p, 8 * W);
+        out += 8 * W;
+      } else {
+        for (unsigned j = 0; j < 8; ++j) {
+          std::memcpy(out, p + j * W, W);
+          out += (bits >> j & 1) * W;
+        }
       }
       const std::uint64_t i = start + k;
       const unsigned shift = unsigned(i & 63);
       words[i >> 6] |= std::uint64_t(bits) << shift;
       if (shift > 56) words[(i >> 6) + 1] |= std::uint64_t(bits) >> (64 - shift);
     }
+  } else if (length > 0) {  // every element is written: one copy, one range of bits
+    std::memcpy(out, src, length * W);
+    out += length * W;
+    written.set_range(start, length);
+    k = length;
   }
   for (; k < length; ++k) {
-    U x;
-    std::memcpy(&x, src + k * W, W);
-    const bool keep = !skip_fill || x != f;
-    std::memcpy(out, &x, W);
-    out += keep ? W : 0;
-    const std::uint64_t i = start + k;
-    words[i >> 6] |= std::uint64_t(keep) << (i & 63);
+    const std::uint8_t* p = src + k * W;
+    if (std::memcmp(p, fill, W) == 0) continue;
+    std::memcpy(out, p, W);
+    out += W;
+    words[(start + k) >> 6] |= std::uint64_t(1) << ((start + k) & 63);
   }
   return out;
 }
@@ -210,10 +243,14 @@ void SparseDataset::write(hid_t mem_type, hid_t mem_space, hid_t file_space, hid
   const std::uint64_t chunk_elements = params_.layout.element_count();
   const Bytes zeros(es, 0);
   const std::uint8_t* fill = params_.fill.empty() ? zeros.data() : params_.fill.data();
-  const bool zero_fill = std::all_of(fill, fill + es, [](std::uint8_t b) { return b == 0; });
   const bool skip_fill = params_.fill_is_undefined();
   Bytes staging(chunk_elements * es);
-  Bytes packed(chunk_elements * es);
+  // Values are packed where encode_chunk_in_place wants them: a new chunk is then encoded
+  // around them without copying them again.
+  const std::size_t values_offset = values_offset_in_place(params_.layout);
+  Bytes packed(values_offset + chunk_elements * es);
+  std::uint8_t* const values_start = packed.data() + values_offset;
+  Bytes spill;
   for (std::size_t begin = 0; begin < pieces.size();) {
     std::size_t end = begin;
     bool ordered = true;  // pieces ascending and disjoint inside the chunk: scan them in place
@@ -227,11 +264,11 @@ void SparseDataset::write(hid_t mem_type, hid_t mem_space, hid_t file_space, hid
     for (std::size_t i = begin; i < end; ++i) covered.set_range(pieces[i].in_chunk_start, pieces[i].length);
     ChunkSelection written(chunk_elements);
     std::uint64_t* words = written.word_data();
-    std::uint8_t* out = packed.data();
+    std::uint8_t* out = values_start;
     auto scan = [&](const std::uint8_t* src, std::uint64_t length, std::uint64_t start) {
       switch (es) {
-        case 4: out = scan_piece<4>(src, length, start, fill, skip_fill, zero_fill, words, out); break;
-        case 8: out = scan_piece<8>(src, length, start, fill, skip_fill, zero_fill, words, out); break;
+        case 4: out = scan_piece<4>(src, length, start, fill, skip_fill, written, out); break;
+        case 8: out = scan_piece<8>(src, length, start, fill, skip_fill, written, out); break;
         default:
           for (std::uint64_t k = 0; k < length; ++k) {
             const std::uint8_t* e = src + k * es;
@@ -253,15 +290,20 @@ void SparseDataset::write(hid_t mem_type, hid_t mem_space, hid_t file_space, hid
     const std::vector<std::uint64_t> origin = sel.grid.chunk_origin(pieces[begin].chunk);
     StructuredChunk chunk = read_chunk(origin, dxpl);
     if (chunk.defined.none()) {
-      chunk.defined = std::move(written);
-      chunk.values.assign(packed.data(), out);
+      if (written.none()) {  // only fill values written (fill-is-undefined) where nothing was defined
+        begin = end;
+        continue;
+      }
+      write_stored(origin,
+                   encode_chunk_in_place(written, packed.data(), std::size_t(out - values_start), params_.layout, spill),
+                   dxpl);
     } else {
       ChunkSelection undefined = covered;  // written fill values, with the fill-is-undefined option
       undefined.subtract(written);
-      merge_write(chunk, written, packed.data(), es);
+      merge_write(chunk, written, values_start, es);
       if (!undefined.none()) h5sparse::erase(chunk, undefined, es);
+      write_chunk(origin, chunk, dxpl);
     }
-    write_chunk(origin, chunk, dxpl);
     begin = end;
   }
 }

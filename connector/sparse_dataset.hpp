@@ -58,6 +58,8 @@ class SparseDataset {
   /// The stored structured chunk at `origin`, empty if none is stored.
   StructuredChunk read_chunk(const std::vector<std::uint64_t>& origin, hid_t dxpl) const;
   void write_chunk(const std::vector<std::uint64_t>& origin, const StructuredChunk& chunk, hid_t dxpl) const;
+  /// Stores already encoded chunk bytes.
+  void write_stored(const std::vector<std::uint64_t>& origin, ByteView stored, hid_t dxpl) const;
   /// "dataset '/a/b', chunk at (0, 64)": context for error messages.
   std::string where(const std::vector<std::uint64_t>& origin) const;
 

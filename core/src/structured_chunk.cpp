@@ -64,43 +64,40 @@ StructuredChunk StructuredChunk::empty(const ChunkLayout& layout) {
   return StructuredChunk{ChunkSelection(layout.element_count()), {}};
 }
 
-Bytes encode_chunk(const StructuredChunk& chunk, const ChunkLayout& layout) {
-  H5SPARSE_FAIL_IF(chunk.values.size() != chunk.defined.defined_count() * layout.element_size, ErrorCode::invalid_argument,
-          "chunk values do not match its defined elements");
-  const Bytes selection = encode_selection(chunk.defined, layout.dims);
-  const Bytes* unfiltered[2] = {&selection, &chunk.values};
-  std::array<Bytes, 2> filtered;
-  const Bytes* stored[2];
-  ChunkHeader header{};
-  const std::size_t element_sizes[2] = {1, layout.element_size};
-  const SectionPipeline* pipelines[2] = {&layout.selection_pipeline, &layout.values_pipeline};
-  for (int s = 0; s < 2; ++s) {
-    SectionInfo& info = header.sections[std::size_t(s)];
-    info.unfiltered_size = checked_u32(unfiltered[s]->size(), "section");
-    info.checksum = checksum(*unfiltered[s]);
-    if (pipelines[s]->empty()) {  // stored = unfiltered: no copy, one hash
-      stored[s] = unfiltered[s];
-      info.filter_mask = 0;
-      info.stored_checksum = std::uint32_t(info.checksum);
-    } else {
-      filtered[s] = apply_pipeline(*pipelines[s], *unfiltered[s], element_sizes[s], &info.filter_mask);
-      stored[s] = &filtered[s];
-      info.stored_checksum = std::uint32_t(checksum(filtered[s]));
-    }
-    info.stored_size = checked_u32(stored[s]->size(), "filtered section");
+namespace {
+
+// One section on its way to storage: its header fields, and the filtered bytes when a
+// pipeline produced new bytes (else `stored` points at the unfiltered bytes themselves).
+struct PreparedSection {
+  SectionInfo info{};
+  Bytes filtered;
+  const std::uint8_t* stored = nullptr;
+};
+
+void prepare_section(const std::uint8_t* data, std::size_t size, const SectionPipeline& pipeline,
+                     std::size_t element_size, PreparedSection& out) {
+  out.info.unfiltered_size = checked_u32(size, "section");
+  out.info.checksum = XXH3_64bits(data, size);
+  if (pipeline.empty()) {  // stored = unfiltered: no copy, one hash
+    out.stored = data;
+    out.info.filter_mask = 0;
+    out.info.stored_checksum = std::uint32_t(out.info.checksum);
+    out.info.stored_size = out.info.unfiltered_size;
+    return;
   }
-  return serialize_chunk(header, {stored[0]->data(), stored[1]->data()});
+  out.filtered = apply_pipeline(pipeline, Bytes(data, data + size), element_size, &out.info.filter_mask);
+  out.stored = out.filtered.data();
+  out.info.stored_checksum = std::uint32_t(checksum(out.filtered));
+  out.info.stored_size = checked_u32(out.filtered.size(), "filtered section");
 }
 
-Bytes serialize_chunk(const ChunkHeader& header, const std::array<const std::uint8_t*, 2>& stored) {
-  const std::size_t size0 = header.sections[0].stored_size, size1 = header.sections[1].stored_size;
-  Bytes out(ChunkHeader::kSize + size0 + size1);
-  std::memcpy(out.data(), kMagic, 4);
+void write_header(const ChunkHeader& header, std::uint8_t* out) {
+  std::memcpy(out, kMagic, 4);
   out[4] = ChunkHeader::kVersion;
   out[5] = 2;  // section count
   out[6] = out[7] = 0;
   for (int s = 0; s < 2; ++s) {
-    std::uint8_t* p = out.data() + 8 + kSectionInfoSize * std::size_t(s);
+    std::uint8_t* p = out + 8 + kSectionInfoSize * std::size_t(s);
     const SectionInfo& info = header.sections[std::size_t(s)];
     put_u32(p, info.stored_size);
     put_u32(p + 4, info.unfiltered_size);
@@ -108,7 +105,53 @@ Bytes serialize_chunk(const ChunkHeader& header, const std::array<const std::uin
     put_u32(p + 12, info.stored_checksum);
     put_u64(p + 16, info.checksum);
   }
-  put_u32(out.data() + kHeaderChecksumOffset, std::uint32_t(XXH3_64bits(out.data(), kHeaderChecksumOffset)));
+  put_u32(out + kHeaderChecksumOffset, std::uint32_t(XXH3_64bits(out, kHeaderChecksumOffset)));
+}
+
+}  // namespace
+
+Bytes encode_chunk(const StructuredChunk& chunk, const ChunkLayout& layout) {
+  H5SPARSE_FAIL_IF(chunk.values.size() != chunk.defined.defined_count() * layout.element_size, ErrorCode::invalid_argument,
+          "chunk values do not match its defined elements");
+  const Bytes selection = encode_selection(chunk.defined, layout.dims);
+  PreparedSection sections[2];
+  prepare_section(selection.data(), selection.size(), layout.selection_pipeline, 1, sections[0]);
+  prepare_section(chunk.values.data(), chunk.values.size(), layout.values_pipeline, layout.element_size, sections[1]);
+  return serialize_chunk(ChunkHeader{{sections[0].info, sections[1].info}}, {sections[0].stored, sections[1].stored});
+}
+
+std::size_t values_offset_in_place(const ChunkLayout& layout) {
+  // Room for the header and section 0 up to the size of the bitmap encoding (tag + one bit per
+  // element), which the encoder's choice never exceeds. Only a mandatory section-0 filter that
+  // grows its input goes past it; encode_chunk_in_place then spills.
+  return ChunkHeader::kSize + 1 + std::size_t((layout.element_count() + 7) / 8);
+}
+
+ByteView encode_chunk_in_place(const ChunkSelection& defined, std::uint8_t* buffer, std::size_t values_size,
+                               const ChunkLayout& layout, Bytes& spill) {
+  H5SPARSE_FAIL_IF(values_size != defined.defined_count() * layout.element_size, ErrorCode::invalid_argument,
+          "chunk values do not match its defined elements");
+  const std::size_t values_offset = values_offset_in_place(layout);
+  const Bytes selection = encode_selection(defined, layout.dims);
+  PreparedSection sections[2];
+  prepare_section(selection.data(), selection.size(), layout.selection_pipeline, 1, sections[0]);
+  prepare_section(buffer + values_offset, values_size, layout.values_pipeline, layout.element_size, sections[1]);
+  const ChunkHeader header{{sections[0].info, sections[1].info}};
+  const std::size_t front = ChunkHeader::kSize + sections[0].info.stored_size;
+  if (sections[1].stored != buffer + values_offset || front > values_offset) {
+    spill = serialize_chunk(header, {sections[0].stored, sections[1].stored});
+    return spill;
+  }
+  std::uint8_t* start = buffer + values_offset - front;
+  write_header(header, start);
+  if (sections[0].info.stored_size) std::memcpy(start + ChunkHeader::kSize, sections[0].stored, sections[0].info.stored_size);
+  return {start, front + values_size};
+}
+
+Bytes serialize_chunk(const ChunkHeader& header, const std::array<const std::uint8_t*, 2>& stored) {
+  const std::size_t size0 = header.sections[0].stored_size, size1 = header.sections[1].stored_size;
+  Bytes out(ChunkHeader::kSize + size0 + size1);
+  write_header(header, out.data());
   if (size0) std::memcpy(out.data() + ChunkHeader::kSize, stored[0], size0);
   if (size1) std::memcpy(out.data() + ChunkHeader::kSize + size0, stored[1], size1);
   return out;

@@ -121,6 +121,14 @@ def check(dset, values, defined, fill, rng=None):
         check_partial_reads(rng, dset, expected)
 
 
+def is_fill(data, fill):
+    """Elementwise: equal to the fill value byte for byte (what fill_is_undefined compares)."""
+    flat = np.ascontiguousarray(np.asarray(data).reshape(-1))
+    raw = flat.view(np.uint8).reshape(flat.size, data.dtype.itemsize)
+    fill_bytes = np.array([fill], data.dtype).view(np.uint8)
+    return np.all(raw == fill_bytes, axis=-1).reshape(np.shape(data))
+
+
 def run_sequence(seed, path):
     rng = np.random.default_rng(seed)
     rank = int(rng.integers(1, 5))
@@ -132,11 +140,15 @@ def run_sequence(seed, path):
     kwargs = dict(fillvalue=fill) if user_fill else {}
     values_pipeline = PIPELINES[int(rng.integers(0, len(PIPELINES)))]
     selection_pipeline = PIPELINES[int(rng.integers(0, 3))]
+    # With fill_is_undefined, written elements equal (byte for byte) to the fill value become
+    # undefined; a third of each write is then the fill value.
+    fill_undefined = bool(rng.integers(0, 3) == 0)
     values = np.zeros(shape, dtype)
     defined = np.zeros(shape, bool)
     with h5py.File(path, "w") as f:
         dset = f.create_dataset("d", shape=shape, dtype=dtype, chunks=chunks, **kwargs,
-                                **h5sparse.Sparse(values=values_pipeline, selection=selection_pipeline))
+                                **h5sparse.Sparse(values=values_pipeline, selection=selection_pipeline,
+                                                  fill_is_undefined=fill_undefined))
         for _ in range(int(rng.integers(2, 9))):
             sel = random_selection(rng, shape)
             region = values[model_index(sel)]
@@ -146,6 +158,8 @@ def run_sequence(seed, path):
                 defined[model_index(sel)] = False
             else:
                 data = random_values(rng, dtype, region.size).reshape(region.shape)
+                if fill_undefined:
+                    data.reshape(-1)[rng.random(data.size) < 1 / 3] = fill
                 if op == 1 and dtype.kind in "iu" and dtype.itemsize >= 4 and not h5py.check_enum_dtype(dtype):
                     dset[sel] = data.astype("<i4") if dtype.itemsize == 4 else data  # conversion path
                 elif op == 1 and dtype == np.float32:
@@ -153,7 +167,7 @@ def run_sequence(seed, path):
                 else:
                     dset[sel] = data
                 values[model_index(sel)] = data
-                defined[model_index(sel)] = True
+                defined[model_index(sel)] = ~is_fill(data, fill) if fill_undefined else True
             if rng.integers(0, 3) == 0:
                 check(dset, values, defined, fill, rng)
         check(dset, values, defined, fill, rng)
@@ -165,7 +179,7 @@ def run_sequence(seed, path):
         data = random_values(rng, dtype, values[model_index(sel)].size).reshape(values[model_index(sel)].shape)
         dset[sel] = data
         values[model_index(sel)] = data
-        defined[model_index(sel)] = True
+        defined[model_index(sel)] = ~is_fill(data, fill) if fill_undefined else True
         check(dset, values, defined, fill)
     return values, defined, fill
 

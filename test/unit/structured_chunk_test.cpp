@@ -73,6 +73,28 @@ TEST(StructuredChunk, RoundTripsThroughEveryPipeline) {
   }
 }
 
+TEST(StructuredChunk, InPlaceEncodingEqualsTheCopyingOne) {
+  std::mt19937 rng(2);
+  for (const auto& selection : kPipelines) {
+    for (const auto& values : kPipelines) {
+      const ChunkLayout l = layout_with(selection, values);
+      for (double density : {0.0, 0.05, 0.5, 1.0}) {
+        const StructuredChunk c = random_chunk(l, density, rng);
+        Bytes buffer(values_offset_in_place(l) + c.values.size() + 3, 0xAB);
+        std::copy(c.values.begin(), c.values.end(), buffer.begin() + long(values_offset_in_place(l)));
+        Bytes spill;
+        const ByteView view = encode_chunk_in_place(c.defined, buffer.data(), c.values.size(), l, spill);
+        const Bytes copied = encode_chunk(c, l);
+        ASSERT_EQ(Bytes(view.data, view.data + view.size), copied);
+        // Filtered values: assembled in `spill`; unfiltered values and section 0: in the buffer,
+        // around the values (a mandatory section-0 filter may grow section 0 past the room).
+        if (!values.empty()) EXPECT_EQ(view.data, spill.data());
+        if (values.empty() && selection.empty()) EXPECT_TRUE(view.data >= buffer.data() && view.data < buffer.data() + buffer.size());
+      }
+    }
+  }
+}
+
 TEST(StructuredChunk, MergeAndEraseFollowTheModel) {
   const ChunkLayout l = layout_with({}, {{kFilterShuffle, 0, {}}, {kFilterDeflate, 0, {1}}});
   const std::uint64_t n = l.element_count();

@@ -15,6 +15,14 @@ namespace h5sparse {
 
 using Bytes = std::vector<std::uint8_t>;
 
+/// Bytes someone else owns (a Bytes, or part of a larger buffer).
+struct ByteView {
+  const std::uint8_t* data;
+  std::size_t size;
+  ByteView(const std::uint8_t* bytes, std::size_t count) : data(bytes), size(count) {}
+  ByteView(const Bytes& bytes) : data(bytes.data()), size(bytes.size()) {}  // NOLINT: implicit by design
+};
+
 // --- shuffle -------------------------------------------------------------------------------
 // Byte shuffle: for elements of `element_size` bytes, all first bytes, then all second bytes...
 // A trailing partial element (size % element_size bytes) is copied unchanged. dst != src.

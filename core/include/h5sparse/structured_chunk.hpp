@@ -49,6 +49,16 @@ struct ChunkHeader {
 /// Serializes a chunk: selection and values through their pipelines, checksums, header.
 Bytes encode_chunk(const StructuredChunk& chunk, const ChunkLayout& layout);
 
+/// Where encode_chunk_in_place expects the values: this many bytes into its buffer.
+std::size_t values_offset_in_place(const ChunkLayout& layout);
+
+/// encode_chunk for values already in place at buffer + values_offset_in_place(layout), in
+/// row-major order of `defined`. With an unfiltered values section the chunk is assembled in
+/// the buffer itself (header and section 0 written in front of the values: no copy of the
+/// values); otherwise it is assembled in `spill`. Returns the encoded chunk.
+ByteView encode_chunk_in_place(const ChunkSelection& defined, std::uint8_t* buffer, std::size_t values_size,
+                               const ChunkLayout& layout, Bytes& spill);
+
 /// Parses and validates the header only (magic, version, section count, header checksum,
 /// sizes adding up to `size`); throws Error(corrupt_data) naming the first problem.
 ChunkHeader read_chunk_header(const std::uint8_t* data, std::size_t size);
