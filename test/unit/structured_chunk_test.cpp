@@ -88,8 +88,12 @@ TEST(StructuredChunk, InPlaceEncodingEqualsTheCopyingOne) {
         ASSERT_EQ(Bytes(view.data, view.data + view.size), copied);
         // Filtered values: assembled in `spill`; unfiltered values and section 0: in the buffer,
         // around the values (a mandatory section-0 filter may grow section 0 past the room).
-        if (!values.empty()) EXPECT_EQ(view.data, spill.data());
-        if (values.empty() && selection.empty()) EXPECT_TRUE(view.data >= buffer.data() && view.data < buffer.data() + buffer.size());
+        if (!values.empty()) {
+          EXPECT_EQ(view.data, spill.data());
+        }
+        if (values.empty() && selection.empty()) {
+          EXPECT_TRUE(view.data >= buffer.data() && view.data < buffer.data() + buffer.size());
+        }
       }
     }
   }
