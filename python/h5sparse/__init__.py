@@ -210,3 +210,10 @@ def connector_version(obj):
     with h5py._objects.phil:
         rc = library().h5sparse_connector_version(fid, buf, len(buf))
     return buf.value.decode() if rc >= 0 else None
+
+
+from .chunks import (ChunkIOError, StructChunkInfo, read_struct_chunk, struct_chunk_info,  # noqa: E402
+                     struct_chunk_info_by_coord, struct_chunk_iter, struct_chunks, write_struct_chunk)
+
+__all__ += ["ChunkIOError", "StructChunkInfo", "read_struct_chunk", "write_struct_chunk", "struct_chunk_info",
+            "struct_chunk_info_by_coord", "struct_chunk_iter", "struct_chunks"]
