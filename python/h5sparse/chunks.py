@@ -59,7 +59,7 @@ def _lib():
         hid, herr, hsize_p = ctypes.c_int64, ctypes.c_int, ctypes.POINTER(ctypes.c_uint64)
         info_p = ctypes.POINTER(_Info)
         for name, args in [
-                ("h5sparse_dwrite_struct_chunk", [hid, hid, info_p, hsize_p, ctypes.POINTER(ctypes.c_void_p)]),
+                ("h5sparse_dwrite_struct_chunk", [hid, hid, info_p, hsize_p, ctypes.POINTER(ctypes.c_char_p)]),
                 ("h5sparse_dread_struct_chunk", [hid, hid, hsize_p, info_p, ctypes.POINTER(ctypes.c_void_p)]),
                 ("h5sparse_dget_struct_chunk_info", [hid, hid, ctypes.c_uint64, hsize_p, info_p, hsize_p, hsize_p]),
                 ("h5sparse_dget_struct_chunk_info_by_coord", [hid, hsize_p, info_p, hsize_p, hsize_p]),
@@ -85,9 +85,15 @@ def _error_text():
     return "; ".join(m for m in messages if not m.startswith(("unable to", "can't"))) or "see the HDF5 error stack"
 
 
+_phil = None
+
+
 def _call(what, dset, function, *args):
-    import h5py
-    with h5py._objects.phil:
+    global _phil
+    if _phil is None:
+        import h5py  # h5sparse itself does not need h5py to be importable
+        _phil = h5py._objects.phil
+    with _phil:
         rc = function(dset.id.id, *args)
         if rc < 0:
             text = _error_text()  # first: any HDF5 call (dset.name too) clears the error stack
@@ -108,20 +114,22 @@ def _to_tuple(info, offset, addr, size):
                            None if addr == _HADDR_UNDEF else int(addr), int(size))
 
 
-def read_struct_chunk(dset, offset):
+def read_struct_chunk(dset, offset, info=None):
     """(info, [section 0 bytes, section 1 bytes]) of the chunk whose first element is `offset`:
-    the stored (filtered) section bytes, verified by their checksums, not decoded."""
-    off, info = _offset(dset, offset), _Info()
-    lib = _lib()
-    _call("read_struct_chunk", dset, lib.h5sparse_dread_struct_chunk, _H5P_DEFAULT, off, ctypes.byref(info), None)
-    buffers = [ctypes.create_string_buffer(max(1, info.section_size[i])) for i in range(info.num_sections)]
-    pointers = (ctypes.c_void_p * info.num_sections)(*[ctypes.cast(b, ctypes.c_void_p) for b in buffers])
-    _call("read_struct_chunk", dset, lib.h5sparse_dread_struct_chunk, _H5P_DEFAULT, off, ctypes.byref(info), pointers)
-    addr, size = ctypes.c_uint64(), ctypes.c_uint64()
-    _call("struct_chunk_info_by_coord", dset, lib.h5sparse_dget_struct_chunk_info_by_coord, off, None,
-          ctypes.byref(addr), ctypes.byref(size))
-    sections = [buffers[i].raw[:info.section_size[i]] for i in range(info.num_sections)]
-    return _to_tuple(info, offset, addr.value, size.value), sections
+    the stored (filtered) section bytes, verified by their checksums, not decoded. Passing the
+    chunk's StructChunkInfo (from struct_chunks, say) saves the size query."""
+    if info is None:
+        info = struct_chunk_info_by_coord(dset, offset)
+        if info is None:
+            raise ChunkIOError(f"read_struct_chunk failed on {dset.name}: no chunk is stored at {tuple(offset)}")
+    c = _Info()
+    c.section_size[0], c.section_size[1] = info.section_size  # capacities of the buffers
+    buffers = [ctypes.create_string_buffer(max(1, size)) for size in info.section_size]
+    pointers = (ctypes.c_void_p * 2)(ctypes.addressof(buffers[0]), ctypes.addressof(buffers[1]))
+    _call("read_struct_chunk", dset, _lib().h5sparse_dread_struct_chunk, _H5P_DEFAULT, _offset(dset, offset),
+          ctypes.byref(c), pointers)
+    got = _to_tuple(c, offset, info.addr, 60 + sum(c.section_size[:c.num_sections]))
+    return got, [ctypes.string_at(buffers[i], c.section_size[i]) for i in range(c.num_sections)]
 
 
 def write_struct_chunk(dset, offset, sections, info=None, filter_mask=None, section_orig_size=None):
@@ -137,12 +145,12 @@ def write_struct_chunk(dset, offset, sections, info=None, filter_mask=None, sect
     c = _Info()
     c.num_sections = 2
     c.sections[0], c.sections[1] = SECTION_SELECTION, SECTION_VALUES
-    keep = [bytes(s) for s in sections]
+    keep = [s if isinstance(s, bytes) else bytes(s) for s in sections]
     for i in range(2):
         c.filter_mask[i] = int(filter_mask[i])
         c.section_size[i] = len(keep[i])
         c.section_orig_size[i] = int(section_orig_size[i])
-    pointers = (ctypes.c_void_p * 2)(*[ctypes.cast(ctypes.c_char_p(b), ctypes.c_void_p) for b in keep])
+    pointers = (ctypes.c_char_p * 2)(keep[0], keep[1])  # no copies: the bytes objects' own buffers
     _call("write_struct_chunk", dset, _lib().h5sparse_dwrite_struct_chunk, _H5P_DEFAULT, ctypes.byref(c),
           _offset(dset, offset), pointers)
 

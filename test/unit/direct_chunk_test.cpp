@@ -7,19 +7,11 @@
 #include "h5sparse/direct_chunk.hpp"
 #include "h5sparse/error.hpp"
 #include "h5sparse/filter_ids.hpp"
+#include "test_layouts.hpp"
 
 using namespace h5sparse;
 
 namespace {
-
-ChunkLayout layout_with(SectionPipeline selection, SectionPipeline values) {
-  ChunkLayout l;
-  l.dims = {16, 24};
-  l.element_size = 4;
-  l.selection_pipeline = std::move(selection);
-  l.values_pipeline = std::move(values);
-  return l;
-}
 
 StructuredChunk chunk_of(const ChunkLayout& l, double density, unsigned seed) {
   std::mt19937 rng(seed);

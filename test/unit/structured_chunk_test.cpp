@@ -9,6 +9,7 @@
 #include "h5sparse/filter_ids.hpp"
 #include "h5sparse/sparse_layout.hpp"
 #include "h5sparse/structured_chunk.hpp"
+#include "test_layouts.hpp"
 
 using namespace h5sparse;
 
@@ -24,15 +25,6 @@ const SectionPipeline kPipelines[] = {
     {{kFilterBlosc, kFilterFlagOptional, {2, 2, 0, 0, 5, 2, 5}}},
     {{kFilterBlosc, kFilterFlagOptional, {2, 2, 0, 0, 9, 1, 4}}, {kFilterDeflate, 0, {1}}},
 };
-
-ChunkLayout layout_with(SectionPipeline selection, SectionPipeline values) {
-  ChunkLayout l;
-  l.dims = {16, 24};
-  l.element_size = 4;
-  l.selection_pipeline = std::move(selection);
-  l.values_pipeline = std::move(values);
-  return l;
-}
 
 // A dense model of one chunk: value per element and whether it is defined.
 struct Model {
