@@ -10,7 +10,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <vector>
 
 namespace h5sparse::tool {
@@ -42,7 +41,7 @@ class BoxList {
  private:
   /// Merges boxes that agree on every dimension but `d` and touch along `d`.
   void merge_along(std::size_t d);
-  void sort_boxes(const std::function<bool(std::size_t, std::size_t)>& less);
+  void sort_by_lower_corner();
 
   std::size_t rank_;
   std::vector<std::uint64_t> values_;

@@ -65,24 +65,50 @@ BoxList defined_boxes(const SparseDataset& d) {
   return boxes;
 }
 
-void print_block_data(std::ostream& out, const BoxList& boxes, std::size_t i, ValueSource& values,
+/// Output gathered in a string and written in large pieces: dumps run to millions of lines.
+class Printer {
+ public:
+  explicit Printer(std::ostream& out) : out_(out) {}
+  ~Printer() { flush(); }
+  std::string& text() { return text_; }
+  void line_done() {
+    if (text_.size() > (std::size_t(1) << 16)) flush();
+  }
+  void flush() {
+    out_.write(text_.data(), std::streamsize(text_.size()));
+    text_.clear();
+  }
+
+ private:
+  std::ostream& out_;
+  std::string text_;
+};
+
+void print_block_data(Printer& p, const BoxList& boxes, std::size_t i, ValueSource& values,
                       const ValueFormatter& format) {
   const std::size_t r = boxes.rank();
   const std::uint64_t* lo = boxes.lo(i);
   const std::uint64_t* hi = boxes.hi(i);
   std::vector<std::uint64_t> at(lo, lo + r);
-  out << "      DATA {\n";
-  std::string line;
+  std::string& s = p.text();
+  s += "      DATA {\n";
+  bool first_line = true;
   for (bool more = true; more;) {  // every row of the box along the last dimension
     for (std::uint64_t c = lo[r - 1]; c <= hi[r - 1]; ++c) {
       at[r - 1] = c;
       if ((c - lo[r - 1]) % kValuesPerLine == 0) {
-        if (!line.empty()) out << line << ",\n";
-        line = "      " + format_coords(at.data(), r) + " ";
+        if (!first_line) {
+          s += ",\n";
+          p.line_done();
+        }
+        first_line = false;
+        s += "      ";
+        append_coords(s, at.data(), r);
+        s += ' ';
       } else {
-        line += ", ";
+        s += ", ";
       }
-      format.append(line, values.at(at.data()));
+      format.append(s, values.at(at.data()));
     }
     more = false;
     for (std::size_t d = r - 1; d-- > 0;) {  // next row, odometer style
@@ -94,7 +120,8 @@ void print_block_data(std::ostream& out, const BoxList& boxes, std::size_t i, Va
       at[d] = lo[d];
     }
   }
-  out << line << "\n      }\n";
+  s += "\n      }\n";
+  p.line_done();
 }
 
 void dump_dataset(hid_t file, const std::string& path, bool with_data, std::ostream& out) {
@@ -106,33 +133,48 @@ void dump_dataset(hid_t file, const std::string& path, bool with_data, std::ostr
   ValueSource values(sparse);
   const ValueFormatter format(type.get());
 
-  out << "DATASET " << quoted(path) << " {\n";
-  out << "   DATATYPE  " << type_text(type.get()) << "\n";
-  out << "   DATASPACE  " << dataspace_text(dset.get()) << "\n";
-  out << "   DATA {\n";
+  Printer p(out);
+  std::string& s = p.text();
+  s += "DATASET " + quoted(path) + " {\n";
+  s += "   DATATYPE  " + type_text(type.get()) + "\n";
+  s += "   DATASPACE  " + dataspace_text(dset.get()) + "\n";
+  s += "   DATA {\n";
   std::vector<std::size_t> points;
   for (std::size_t i = 0; i < boxes.size(); ++i) {
     if (boxes.volume(i) == 1) {
       points.push_back(i);
       continue;
     }
-    out << "      DEFINED_SPARSE_DATA BLOCK " << format_coords(boxes.lo(i), r) << "-" << format_coords(boxes.hi(i), r)
-        << "\n";
-    if (with_data) print_block_data(out, boxes, i, values, format);
+    s += "      DEFINED_SPARSE_DATA BLOCK ";
+    append_coords(s, boxes.lo(i), r);
+    s += '-';
+    append_coords(s, boxes.hi(i), r);
+    s += '\n';
+    p.line_done();
+    if (with_data) print_block_data(p, boxes, i, values, format);
   }
   for (std::size_t first = 0; first < points.size(); first += kPointsPerLine) {
     const std::size_t end = std::min(points.size(), first + kPointsPerLine);
-    out << "      DEFINED_SPARSE_DATA POINT ";
-    for (std::size_t k = first; k < end; ++k) out << (k > first ? ", " : "") << format_coords(boxes.lo(points[k]), r);
-    out << "\n";
+    s += "      DEFINED_SPARSE_DATA POINT ";
+    for (std::size_t k = first; k < end; ++k) {
+      if (k > first) s += ", ";
+      append_coords(s, boxes.lo(points[k]), r);
+    }
+    s += '\n';
+    p.line_done();
     if (!with_data) continue;
-    out << "      DATA {\n";
-    for (std::size_t k = first; k < end; ++k)
-      out << "      " << format_coords(boxes.lo(points[k]), r) << " " << format.format(values.at(boxes.lo(points[k])))
-          << "\n";
-    out << "      }\n";
+    s += "      DATA {\n";
+    for (std::size_t k = first; k < end; ++k) {
+      s += "      ";
+      append_coords(s, boxes.lo(points[k]), r);
+      s += ' ';
+      format.append(s, values.at(boxes.lo(points[k])));
+      s += '\n';
+    }
+    s += "      }\n";
+    p.line_done();
   }
-  out << "   }\n}\n";
+  s += "   }\n}\n";
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <utility>
 
 #include "h5sparse/error.hpp"
@@ -81,13 +82,20 @@ DatasetLocations& current(std::vector<DatasetLocations>& out, std::size_t rank, 
 
 }  // namespace
 
-std::string format_coords(const std::uint64_t* coords, std::size_t rank) {
-  std::string text = "(";
+void append_coords(std::string& out, const std::uint64_t* coords, std::size_t rank) {
+  char buf[24];
+  out += '(';
   for (std::size_t d = 0; d < rank; ++d) {
-    if (d) text += ',';
-    text += std::to_string(coords[d]);
+    if (d) out += ',';
+    out.append(buf, std::to_chars(buf, buf + sizeof buf, coords[d]).ptr);
   }
-  return text + ")";
+  out += ')';
+}
+
+std::string format_coords(const std::uint64_t* coords, std::size_t rank) {
+  std::string text;
+  append_coords(text, coords, rank);
+  return text;
 }
 
 std::vector<DatasetLocations> parse_locations(std::istream& in, const std::string& source) {

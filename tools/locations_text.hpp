@@ -18,6 +18,8 @@ namespace h5sparse::tool {
 
 /// "(2,2)": coordinates as h5dump prints them.
 std::string format_coords(const std::uint64_t* coords, std::size_t rank);
+/// Appends the same to `out` (no temporary string: dumps print millions of them).
+void append_coords(std::string& out, const std::uint64_t* coords, std::size_t rank);
 
 /// The boxes listed under one DATASET header; an empty name holds what came before any header.
 struct DatasetLocations {
