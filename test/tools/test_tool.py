@@ -407,3 +407,53 @@ def test_corrupt_chunk_is_named(corpus, tmp_path):
     for command in ("show", "dump"):
         expect_failure(tool(command, broken, "-d", "/grp/f4_blosc", check=False),
                        f"/grp/f4_blosc, chunk {chunk}: section 1 (values) stored-bytes checksum mismatch", "corrupt data")
+
+
+STORED_CHUNKS_SCRIPT = r"""
+import h5py, sys
+with h5py.File(sys.argv[1], "r") as f:
+    d = f[sys.argv[2]]
+    for i in range(d.id.get_num_chunks()):
+        info = d.id.get_chunk_info(i)
+        mask, raw = d.id.read_direct_chunk(info.chunk_offset)
+        print(info.chunk_offset, mask, raw.hex())
+"""
+
+
+def stored_chunks(path, name):
+    return subprocess.run([sys.executable, "-c", STORED_CHUNKS_SCRIPT, str(path), name], capture_output=True,
+                          text=True, env=PLAIN_ENV, check=True).stdout.splitlines()
+
+
+def test_repacked_chunks_are_the_connectors_bytes(tmp_path):
+    """The tool encodes with the connector's encoder: same data, same pipeline, same chunks."""
+    rng = np.random.default_rng(5)
+    data = np.where(rng.random((300, 200)) < 0.1, rng.standard_normal((300, 200)), 0).astype("f4")
+    written, dense, repacked = tmp_path / "written.h5", tmp_path / "dense.h5", tmp_path / "repacked.h5"
+    with h5py.File(written, "w") as f:
+        f.create_dataset("x", shape=data.shape, dtype="f4", chunks=(64, 64),
+                         **h5sparse.Sparse(fill_is_undefined=True, values=h5sparse.Blosc("lz4", 5, "byte")))[...] = data
+    with h5py.File(dense, "w") as f:
+        f.create_dataset("x", data=data, chunks=(64, 64))
+    tool("repack", "--to", "sparse", "--fill-is-undefined", "--values-filter",
+         "complib=blosc:lz4,complevel=5,shuffle=byte", dense, repacked)
+    connector_chunks = stored_chunks(written, "x")
+    assert len(connector_chunks) == 20
+    assert stored_chunks(repacked, "x") == connector_chunks
+
+
+def test_installed_tool_finds_its_plugins(tmp_path):
+    prefix = tmp_path / "prefix"
+    subprocess.run(["cmake", "--install", os.path.dirname(os.environ["H5SPARSE_BIN_DIR"]), "--prefix", str(prefix)],
+                   capture_output=True, check=True)
+    installed = prefix / "bin" / "h5sparse-tool"
+    dense, sparse = tmp_path / "dense.h5", tmp_path / "sparse.h5"
+    with h5py.File(dense, "w") as f:
+        f.create_dataset("x", data=np.eye(20))
+    env = {k: v for k, v in BARE_ENV.items() if not k.startswith("H5SPARSE_")}
+    subprocess.run([str(installed), "repack", "--to", "sparse", str(dense), str(sparse)], env=env, check=True,
+                   capture_output=True)
+    out = subprocess.run([str(installed), "dump", str(sparse)], env=env, check=True, capture_output=True, text=True)
+    assert expand_locations(parse_dataset_blocks(out.stdout)["/x"]) == {(i, i) for i in range(20)}
+    assert "See also: h5sparse-tool" in subprocess.run([str(prefix / "bin" / "h5plugin-config"), "--help"],
+                                                       capture_output=True, text=True, check=True).stdout
