@@ -36,8 +36,6 @@ class Writer:
         string_type = h5py.h5t.C_S1.copy()
         string_type.set_size(len(encoded) + 1)
         string_type.set_strpad(h5py.h5t.STR_NULLTERM)
-        if schema.ARKOUDA_VERSION in obj.attrs:
-            del obj.attrs[schema.ARKOUDA_VERSION]
         attr = h5py.h5a.create(obj.id, schema.ARKOUDA_VERSION.encode(), string_type,
                                h5py.h5s.create(h5py.h5s.SCALAR))
         attr.write(np.array(encoded, dtype=f"S{len(encoded) + 1}"))
