@@ -84,12 +84,13 @@ size_t blosc_filter(unsigned flags, size_t cd_nelmts, const unsigned cd_values[]
       blosc_decompress(out.data(), out.capacity(), input, nbytes, p.nthreads);
       return out.replace(buf, buf_size, decoded);
     }
-    FilterOutput out(nbytes);
-    const std::size_t size = blosc_compress(out.data(), out.capacity(), input, nbytes, p);
+    const std::size_t size = compress_over_input(*buf, nbytes, [&](std::uint8_t* dst, std::size_t capacity) {
+      return blosc_compress(dst, capacity, input, nbytes, p);
+    });
     // Does not pay: HDF5 stores an optional filter's chunk raw and clears this record.
     H5SPARSE_FAIL_IF(size == 0, ErrorCode::buffer_too_small,
             "blosc: compressed chunk would not be smaller than " + std::to_string(nbytes) + " bytes");
-    return out.replace(buf, buf_size, size);
+    return size;
   });
 }
 

@@ -62,11 +62,12 @@ size_t lzf_filter(unsigned flags, size_t cd_nelmts, const unsigned cd_values[], 
         }
       }
     }
-    FilterOutput out(nbytes);
-    const std::size_t size = lzf_compress(out.data(), out.capacity(), input, nbytes);
+    const std::size_t size = compress_over_input(*buf, nbytes, [&](std::uint8_t* dst, std::size_t capacity) {
+      return lzf_compress(dst, capacity, input, nbytes);
+    });
     H5SPARSE_FAIL_IF(size == 0, ErrorCode::buffer_too_small,
             "lzf: compressed chunk would not be smaller than " + std::to_string(nbytes) + " bytes");
-    return out.replace(buf, buf_size, size);
+    return size;
   });
 }
 

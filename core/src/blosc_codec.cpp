@@ -1,13 +1,33 @@
-// Blosc 1.x frames through c-blosc's context API (no global state, so safe from any thread).
+// Blosc 1.x frames. Single-threaded calls use c-blosc's context API (no global state, safe
+// from any thread). Multi-threaded calls use its global API: only that one keeps a pool of
+// worker threads, where the context API starts and joins `nthreads` threads on every call,
+// which costs more than compressing a 1 MiB chunk. The global API is serialised by a mutex.
 #include <blosc.h>
 
 #include <cstdlib>
+#include <mutex>
 #include <string>
 
 #include "h5sparse/codecs.hpp"
 #include "h5sparse/error.hpp"
 
 namespace h5sparse {
+namespace {
+
+std::mutex& global_api_mutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+// Under global_api_mutex(): the global API initialised, its pool sized to `nthreads` (c-blosc
+// keeps the threads between calls and restarts them only when the count changes).
+void use_global_pool(int nthreads) {
+  static const bool initialised = (blosc_init(), true);
+  (void)initialised;
+  if (blosc_get_nthreads() != nthreads) blosc_set_nthreads(nthreads);
+}
+
+}  // namespace
 
 const char* blosc_compressor_name(BloscCompressor compressor) noexcept {
   switch (compressor) {
@@ -40,9 +60,16 @@ std::size_t blosc_compress(std::uint8_t* dst, std::size_t dst_capacity, const st
               "' is not available in this c-blosc build (available: " + blosc_list_compressors() + ")");
   // Blosc's own typesize limit; larger types are compressed as bytes, as hdf5-blosc does.
   const std::size_t typesize = params.typesize == 0 || params.typesize > BLOSC_MAX_TYPESIZE ? 1 : params.typesize;
-  const int rc = blosc_compress_ctx(params.clevel, int(params.shuffle), typesize, src_size, src, dst,
-                                    dst_capacity, blosc_compressor_name(params.compressor), 0,
-                                    params.nthreads < 1 ? 1 : params.nthreads);
+  int rc = 0;
+  if (params.nthreads <= 1) {
+    rc = blosc_compress_ctx(params.clevel, int(params.shuffle), typesize, src_size, src, dst, dst_capacity,
+                            blosc_compressor_name(params.compressor), 0, 1);
+  } else {
+    std::lock_guard<std::mutex> lock(global_api_mutex());
+    use_global_pool(params.nthreads);
+    blosc_set_compressor(blosc_compressor_name(params.compressor));
+    rc = ::blosc_compress(params.clevel, int(params.shuffle), typesize, src_size, src, dst, dst_capacity);
+  }
   H5SPARSE_FAIL_IF(rc < 0, ErrorCode::codec_failure, "blosc: compression failed, code " + std::to_string(rc));
   return std::size_t(rc);
 }
@@ -63,7 +90,14 @@ std::size_t blosc_decompress(std::uint8_t* dst, std::size_t dst_capacity, const 
           "blosc: frame decodes to " + std::to_string(expected) + " bytes, more than the " +
               std::to_string(dst_capacity) + " expected");
   if (expected == 0) return 0;
-  const int rc = blosc_decompress_ctx(src, dst, dst_capacity, nthreads < 1 ? 1 : nthreads);
+  int rc = 0;
+  if (nthreads <= 1) {
+    rc = blosc_decompress_ctx(src, dst, dst_capacity, 1);
+  } else {
+    std::lock_guard<std::mutex> lock(global_api_mutex());
+    use_global_pool(nthreads);
+    rc = ::blosc_decompress(src, dst, dst_capacity);
+  }
   H5SPARSE_FAIL_IF(rc <= 0 || std::size_t(rc) != expected, ErrorCode::corrupt_data,
           "blosc: frame payload is corrupt (decoder returned " + std::to_string(rc) + ")");
   return expected;
