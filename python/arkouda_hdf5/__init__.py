@@ -6,6 +6,7 @@
     ah.to_hdf("dist.h5", {"x": big}, file_type="distribute", locales=4)   # dist_LOCALE0000.h5 ...
     ah.read_hdf("data.h5")            # {"x": ndarray, "s": Strings, "m": ArrayView}
     ah.to_hdf("z.h5", {"x": x}, storage=ah.Storage(compression="blosc", sparse="auto"))
+    ah.to_hdf("srv.h5", {"s": s}, naming="arkouda")   # s/values, not s/s_values (schema.py)
 
 Objects: pdarray (1-D numpy array), ArrayView, Strings, SegArray, Categorical, GroupBy,
 DataFrame, Index (objects.py). Layout and attributes: schema.py, writer.py, reader.py;

@@ -58,28 +58,29 @@ def check_append(path, names):
             "already in the file (append mode never replaces objects; use mode='truncate' or other names)")
 
 
-def write_file(path, objects, mode, storage=None, arkouda_version=schema.DEFAULT_ARKOUDA_VERSION):
+def write_file(path, objects, mode, storage=None, arkouda_version=schema.DEFAULT_ARKOUDA_VERSION,
+               naming=schema.SEED):
     """Writes {name: object} into one file. mode 'truncate' starts a new file, 'append' adds to
     an existing one (or creates it) and refuses names the file already holds."""
+    writer = Writer(storage, arkouda_version, naming)
     if mode == APPEND:
         check_append(path, list(objects))
-    writer = Writer(storage, arkouda_version)
     with h5py.File(path, "w" if mode == TRUNCATE else "a") as f:
         for name, obj in objects.items():
             writer.write(f, name, obj)
     return os.getpid()
 
 
-def _locale_writer(conn, path, objects, mode, storage, arkouda_version):
+def _locale_writer(conn, path, objects, mode, storage, arkouda_version, naming):
     try:
-        conn.send(("ok", write_file(path, objects, mode, storage, arkouda_version)))
+        conn.send(("ok", write_file(path, objects, mode, storage, arkouda_version, naming)))
     except BaseException as e:  # reported to the parent, which raises it
         conn.send(("error", f"{type(e).__name__}: {e}\n{traceback.format_exc()}"))
     finally:
         conn.close()
 
 
-def _write_locales(files, parts, mode, storage, arkouda_version, start_method):
+def _write_locales(files, parts, mode, storage, arkouda_version, naming, start_method):
     """One process per locale file, all running at once."""
     if start_method is None:
         start_method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
@@ -87,7 +88,7 @@ def _write_locales(files, parts, mode, storage, arkouda_version, start_method):
     running = []
     for path, objects in zip(files, parts):
         receive, send = ctx.Pipe(duplex=False)
-        proc = ctx.Process(target=_locale_writer, args=(send, path, objects, mode, storage, arkouda_version),
+        proc = ctx.Process(target=_locale_writer, args=(send, path, objects, mode, storage, arkouda_version, naming),
                            name=f"arkouda-locale-writer:{os.path.basename(path)}")
         proc.start()
         send.close()
@@ -109,7 +110,7 @@ def _write_locales(files, parts, mode, storage, arkouda_version, start_method):
 
 
 def to_hdf(path, obj, name=None, mode=TRUNCATE, file_type=SINGLE, locales=None, storage=None,
-           arkouda_version=schema.DEFAULT_ARKOUDA_VERSION, start_method=None):
+           arkouda_version=schema.DEFAULT_ARKOUDA_VERSION, naming=schema.SEED, start_method=None):
     """Writes an object, a DataFrame (its columns, plus "Index" when it has an index) or a
     {name: object} dict, in Arkouda's HDF5 schema.
 
@@ -120,6 +121,9 @@ def to_hdf(path, obj, name=None, mode=TRUNCATE, file_type=SINGLE, locales=None, 
       os.cpu_count()) locale files <prefix>_LOCALE####<ext>, each written by its own process, all
       concurrently.
     storage: a storage.Storage (compression, sparse pdarrays).
+    naming: link names inside Strings groups: 'seed' (default; `<name>/<name>_values` and
+      `<name>/<name>_segments`, as the schema document states) or 'arkouda' (`<name>/values`,
+      `<name>/segments`, what Arkouda's server reads). read_hdf reads both.
     start_method: how locale writers start (multiprocessing); default 'fork' where the platform
       has it, because it needs no `if __name__ == "__main__"` guard in the calling script (no
       HDF5 file is open in this process when the writers start). 'spawn' works from a guarded
@@ -129,6 +133,7 @@ def to_hdf(path, obj, name=None, mode=TRUNCATE, file_type=SINGLE, locales=None, 
         raise ValueError(f"mode must be 'truncate' or 'append', got {mode!r}")
     if file_type not in (SINGLE, DISTRIBUTE):
         raise ValueError(f"file_type must be 'single' or 'distribute', got {file_type!r}")
+    schema.check_naming(naming)  # before any file changes
     objects = _objects_of(obj, name)
     if file_type == SINGLE:
         files = [str(path)]
@@ -156,9 +161,9 @@ def to_hdf(path, obj, name=None, mode=TRUNCATE, file_type=SINGLE, locales=None, 
         if replaced:
             warnings.warn(f"truncate mode overwrote {', '.join(replaced)}", OverwriteWarning, stacklevel=2)
     if file_type == SINGLE:
-        return Written(files, [write_file(files[0], objects, mode, storage, arkouda_version)])
+        return Written(files, [write_file(files[0], objects, mode, storage, arkouda_version, naming)])
     parts = [{k: distribute.part(v, i, len(files)) for k, v in objects.items()} for i in range(len(files))]
-    return Written(files, _write_locales(files, parts, mode, storage, arkouda_version, start_method))
+    return Written(files, _write_locales(files, parts, mode, storage, arkouda_version, naming, start_method))
 
 
 def files_of(path):

@@ -1,5 +1,7 @@
 """Reads Arkouda objects from an open h5py file or group, by their ObjType attribute, or, for
 files of older Arkouda releases without ObjType, by the seed's legacy inference rule."""
+import posixpath
+
 import h5py
 import numpy as np
 
@@ -27,9 +29,21 @@ def _int_attr(obj, name, required=True):
     return value
 
 
+def strings_layout(group):
+    """(values, segments) link names of the Strings group `group`: the first naming in
+    schema.NAMINGS (the seed's `<name>_values`, then Arkouda's server's `values`) whose values
+    dataset the group holds, or None."""
+    for naming in schema.NAMINGS:
+        names = schema.strings_components(naming, posixpath.basename(group.name))
+        if names[0] in group:
+            return names
+    return None
+
+
 def object_type(obj):
     """The ObjType of a stored object; legacy objects without one are inferred: a group holding
-    a uint8 dataset named `values` is Strings, a dataset is a pdarray."""
+    a uint8 dataset named `values` (or, seed naming, `<name>_values`) is Strings, a dataset is
+    a pdarray."""
     value = _int_attr(obj, schema.OBJTYPE, required=False)
     if value is not None:
         try:
@@ -37,11 +51,13 @@ def object_type(obj):
         except ValueError:
             raise SchemaError(f"{_where(obj)}: unknown ObjType {int(value.reshape(-1)[0])}") from None
     if isinstance(obj, h5py.Group):
-        values = obj.get(schema.VALUES)
+        layout = strings_layout(obj)
+        values = obj.get(layout[0]) if layout else None
         if isinstance(values, h5py.Dataset) and values.dtype == np.uint8:
             return ObjType.STRINGS
         raise SchemaError(f"{_where(obj)}: group without ObjType that is not a legacy Strings "
-                          f"group (no uint8 dataset named {schema.VALUES!r})")
+                          f"group (no uint8 dataset named {schema.VALUES!r} or "
+                          f"{schema.strings_components(schema.SEED, posixpath.basename(obj.name))[0]!r})")
     return ObjType.PDARRAY
 
 
@@ -76,9 +92,15 @@ def read_arrayview(dset):
 def read_strings(group):
     if not isinstance(group, h5py.Group):
         raise SchemaError(f"{_where(group)}: a Strings object is a group")
-    values = _values(_component(group, schema.VALUES)).astype(np.uint8, copy=False)
-    if schema.SEGMENTS in group:
-        offsets = _values(group[schema.SEGMENTS])
+    layout = strings_layout(group)
+    if layout is None:
+        tried = " or ".join(repr(schema.strings_components(n, posixpath.basename(group.name))[0])
+                            for n in schema.NAMINGS)
+        raise SchemaError(f"{_where(group)}: a Strings group holds no values dataset ({tried})")
+    values_name, segments_name = layout
+    values = _values(group[values_name]).astype(np.uint8, copy=False)
+    if segments_name in group:
+        offsets = _values(group[segments_name])
     else:
         offsets = ak.Strings.offsets_of(values)
     return ak.Strings(values, offsets)

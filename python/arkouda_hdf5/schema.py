@@ -1,12 +1,15 @@
 """Names and values of Arkouda's HDF5 schema (file_version 2.0), in one place.
 
 The seed document (Arkouda's "HDF5" file I/O page, v2023.06) gives the object types, their
-attributes and the nesting; where it only describes a component ("Dataset - Codes"), the link
-names are those Arkouda's server writes and reads (src/HDF5Msg.chpl of the same release):
-``values``/``segments`` inside a Strings or SegArray group, ``codes``/``categories``/
-``NA_Codes``/``permutation``/``segments`` inside a Categorical, ``permutation``/``segments``/
-``unique_key_idx``/``KEY_<i>`` inside a GroupBy. Those are also the names the seed's legacy rule
-looks for ("a group containing a dataset named values").
+attributes, the nesting, and one set of link names explicitly: a Strings group ``<name>`` holds
+``<name>_values`` and ``<name>_segments`` ("user provided dataset name with _values appended").
+Arkouda's server (src/HDF5Msg.chpl of the same release) writes and reads ``values``/``segments``
+there instead, as the seed's legacy rule also does ("a group containing a dataset named
+values"); NAMINGS holds both, SEED is the default. Where the seed only describes a component
+("Dataset - Codes", "Dataset - Offsets") the link names are the server's in both namings:
+``values``/``segments`` inside a SegArray, ``codes``/``categories``/``NA_Codes``/
+``permutation``/``segments`` inside a Categorical, ``permutation``/``segments``/
+``unique_key_idx``/``KEY_<i>`` inside a GroupBy (the last three as the seed spells them).
 """
 import enum
 
@@ -43,6 +46,25 @@ DEFAULT_ARKOUDA_VERSION = "v2023.06.20"
 # Component link names.
 VALUES = "values"
 SEGMENTS = "segments"
+
+# Strings component names: the seed's (default) and Arkouda's server's.
+SEED, ARKOUDA = "seed", "arkouda"
+
+
+NAMINGS = (SEED, ARKOUDA)  # the order the reader tries them in
+
+
+def check_naming(naming):
+    if naming not in NAMINGS:
+        raise ValueError(f"naming must be {SEED!r} or {ARKOUDA!r}, got {naming!r}")
+    return naming
+
+
+def strings_components(naming, name):
+    """(values, segments) link names inside the Strings group `name` under `naming`."""
+    if check_naming(naming) == SEED:
+        return f"{name}_{VALUES}", f"{name}_{SEGMENTS}"
+    return VALUES, SEGMENTS
 CODES = "codes"
 CATEGORIES = "categories"
 NA_CODES = "NA_Codes"

@@ -4,6 +4,8 @@ Each function writes one object type; `write_object` dispatches on the Python ty
 opens files or decides write modes (io.py does), so a caller holding an h5py File of its own
 (one locale's file, or an MPI shared file) can reuse these functions.
 """
+import posixpath
+
 import h5py
 import numpy as np
 
@@ -14,11 +16,15 @@ from .storage import DEFAULT
 
 
 class Writer:
-    """Writes objects with one storage policy and one arkouda_version string."""
+    """Writes objects with one storage policy, one arkouda_version string and one naming of
+    the Strings components: "seed" (`<name>/<name>_values`, `<name>/<name>_segments`, as the
+    schema document states) or "arkouda" (`<name>/values`, `<name>/segments`, as Arkouda's
+    server reads them)."""
 
-    def __init__(self, storage=None, arkouda_version=schema.DEFAULT_ARKOUDA_VERSION):
+    def __init__(self, storage=None, arkouda_version=schema.DEFAULT_ARKOUDA_VERSION, naming=schema.SEED):
         self.storage = storage or DEFAULT
         self.arkouda_version = str(arkouda_version)
+        self.naming = schema.check_naming(naming)  # here, not mid-file
 
     # --- attributes ---------------------------------------------------------------------
 
@@ -74,16 +80,18 @@ class Writer:
     # --- groups -------------------------------------------------------------------------
 
     def strings(self, parent, name, strings, component=False, write_offsets=True):
-        """A Strings group: `values` (uint8 bytes with null terminators) and, unless
-        write_offsets is False, `segments` (int64 start of each string). As a component of
+        """A Strings group: values (uint8 bytes with null terminators) and, unless
+        write_offsets is False, segments (int64 start of each string), named after the group
+        or not as self.naming says. As a component of
         another object (Categorical categories, GroupBy key, SegArray values) the group also
         carries isBool = 0, as the seed lists for those components."""
         group = parent.create_group(name)
         self._metadata(group, ObjType.STRINGS, False if component else None)
-        values, _ = self._array(group, schema.VALUES, strings.values, sparse_allowed=False)
+        values_name, segments_name = schema.strings_components(self.naming, posixpath.basename(group.name))
+        values, _ = self._array(group, values_name, strings.values, sparse_allowed=False)
         self._metadata(values, ObjType.PDARRAY, False)
         if write_offsets:
-            self._int64(group, schema.SEGMENTS, strings.offsets)
+            self._int64(group, segments_name, strings.offsets)
         return group
 
     def segarray(self, parent, name, seg):

@@ -2,7 +2,7 @@
 them in a process of its own (so that the h5sparse connector can be on or off per process:
 HDF5 reads HDF5_VOL_CONNECTOR once, when h5py loads it).
 
-    python3 arkouda_corpus.py write PATH STORAGE single|distribute [LOCALES]
+    python3 arkouda_corpus.py write PATH STORAGE single|distribute [LOCALES [seed|arkouda]]
     python3 arkouda_corpus.py check PATH STORAGE
 Both print one JSON line: the connector seen by the process and what was written / found.
 """
@@ -104,16 +104,17 @@ def connector():
     return version
 
 
-def write(path, storage, file_type, locales=4):
+def write(path, storage, file_type, locales=4, naming="seed"):
     import warnings
     objects = corpus()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ah.OverwriteWarning)
         first = {k: objects.pop(k) for k in ["int64", "frame"]}
-        written = ah.to_hdf(path, first, file_type=file_type, locales=locales, storage=STORAGES[storage]())
+        written = ah.to_hdf(path, first, file_type=file_type, locales=locales, storage=STORAGES[storage](),
+                            naming=naming)
         # the rest in append mode, as a second call
         more = ah.to_hdf(path, objects, mode="append", file_type=file_type, locales=locales,
-                         storage=STORAGES[storage]())
+                         storage=STORAGES[storage](), naming=naming)
     return {"connector": connector(), "lzf": ah.storage.use_plugin_lzf() if "lzf" in storage else None,
             "lzf_libraries": sorted({line.split()[-1] for line in open("/proc/self/maps") if "lzf" in line}),
             "files": written.files, "writer_pids": written.writer_pids,
@@ -134,7 +135,7 @@ def check(path):
 if __name__ == "__main__":
     command, path, storage = sys.argv[1:4]
     if command == "write":
-        result = write(path, storage, sys.argv[4], int(sys.argv[5]) if len(sys.argv) > 5 else 4)
+        result = write(path, storage, sys.argv[4], int(sys.argv[5]) if len(sys.argv) > 5 else 4, *sys.argv[6:7])
     else:
         result = check(path)
     print(json.dumps(result))

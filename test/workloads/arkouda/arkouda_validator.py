@@ -2,13 +2,17 @@
 seed document (shared/reference/seeds/arkouda-hdf5-format.txt) states it.
 
 Written independently of python/arkouda_hdf5: nothing is imported from it, every name, type and
-value is spelled out again here, from the seed. Link names of components the seed only
-describes ("Dataset - Codes") are Arkouda's own (values, segments, codes, categories, NA_Codes,
-permutation, unique_key_idx, KEY_<i>).
+value is spelled out again here, from the seed. The seed names the datasets of a Strings group
+<name> explicitly: <name>_values and <name>_segments; that is what is checked unless the caller
+asks for naming="arkouda", the names Arkouda's server uses (values, segments), which is then
+the only naming accepted. Link names of components the seed only describes ("Dataset - Codes")
+are Arkouda's own (values, segments, codes, categories, NA_Codes, permutation, unique_key_idx,
+KEY_<i>).
 
     problems = validate_file("x.h5")          # [] when the file follows the schema
+    problems = validate_file("x.h5", naming="arkouda")
     problems = validate_locale_files("x.h5")  # x_LOCALE0000.h5, x_LOCALE0001.h5, ...
-    python3 arkouda_validator.py [--minimal] FILE...   # prints problems, exit status 1 if any
+    python3 arkouda_validator.py [--minimal] [--arkouda-naming] FILE...   # prints problems, exit status 1 if any
 (--minimal: only what a reader needs; the optional attributes may be absent)
 """
 import glob
@@ -27,8 +31,11 @@ NAMES = {ARRAYVIEW: "ArrayView", PDARRAY: "pdarray", STRINGS: "Strings", SEGARRA
 class Check:
     """Collects problems while walking one file."""
 
-    def __init__(self, path, complete=True, semantic=True):
+    def __init__(self, path, complete=True, semantic=True, naming="seed"):
+        if naming not in ("seed", "arkouda"):
+            raise ValueError(f"naming must be 'seed' or 'arkouda', got {naming!r}")
         self.path = path
+        self.naming = naming
         # complete: every attribute the seed lists is present (what Arkouda writes). Otherwise
         # only what a reader needs: file_version and arkouda_version are optional, and isBool
         # is "only required to be set when the dataset contains boolean values".
@@ -177,10 +184,15 @@ class Check:
         if not self.group(g, "a Strings object"):
             return None
         self.metadata(g, {STRINGS}, "0" if component else None)
-        self.members(g, ["values"], ["segments"])
-        if "values" not in g:
+        if self.naming == "seed":  # "user provided dataset name with _values appended"
+            own = g.name.rsplit("/", 1)[-1]
+            values_name, segments_name = own + "_values", own + "_segments"
+        else:
+            values_name, segments_name = "values", "segments"
+        self.members(g, [values_name], [segments_name])
+        if values_name not in g:
             return None
-        v = g["values"]
+        v = g[values_name]
         if not self.dataset(v, "u", "Strings values"):
             return None
         if v.dtype.itemsize != 1:
@@ -190,7 +202,7 @@ class Check:
         if data.size and data[-1] != 0:
             self.fail(v, "Strings values must end with a null byte")
         count = int(np.count_nonzero(data == 0))
-        offsets = self.int64_component(g, "segments", required=False)
+        offsets = self.int64_component(g, segments_name, required=False)
         if offsets is not None:
             if offsets.size != count:
                 self.fail(g, f"{offsets.size} segments but {count} null-terminated strings")
@@ -312,9 +324,9 @@ class Check:
         return objtype, view
 
 
-def validate_file(path, complete=True, semantic=True, _summary=None):
+def validate_file(path, complete=True, semantic=True, naming="seed", _summary=None):
     """Problems (strings) of one file; [] when it follows the schema."""
-    check = Check(str(path), complete, semantic)
+    check = Check(str(path), complete, semantic, naming)
     try:
         with h5py.File(path, "r") as f:
             if len(f) == 0:
@@ -340,7 +352,7 @@ def locale_files(path):
     return [found[i] for i in sorted(found)], sorted(found)
 
 
-def validate_locale_files(path, expected_locales=None, complete=True):
+def validate_locale_files(path, expected_locales=None, complete=True, naming="seed"):
     """Problems of the distributed files of `path`: each file on its own (value checks that need
     the whole object are skipped), locale numbering 0000.. without gaps, the same objects with
     the same ObjType in every file, and ArrayViews whose parts add up to their Shape."""
@@ -355,7 +367,7 @@ def validate_locale_files(path, expected_locales=None, complete=True):
     summaries = []
     for f in files:
         summary = {}
-        problems += validate_file(f, complete, semantic=False, _summary=summary)
+        problems += validate_file(f, complete, semantic=False, naming=naming, _summary=summary)
         summaries.append(summary)
     first = summaries[0]
     for f, s in zip(files[1:], summaries[1:]):
@@ -375,6 +387,7 @@ def validate_locale_files(path, expected_locales=None, complete=True):
 if __name__ == "__main__":
     args = sys.argv[1:]
     complete = "--minimal" not in args
-    problems = [p for path in args if path != "--minimal" for p in validate_file(path, complete)]
+    naming = "arkouda" if "--arkouda-naming" in args else "seed"
+    problems = [p for path in args if not path.startswith("--") for p in validate_file(path, complete, naming=naming)]
     print("\n".join(problems) or "ok")
     sys.exit(1 if problems else 0)

@@ -2,7 +2,9 @@
 h5sparse connector follow the schema (arkouda_validator.py, written independently of the
 writer), read back to the values written, and read with plain h5py (only HDF5_PLUGIN_PATH);
 distributed files come from one process per locale; append mode refuses taken names; legacy
-files are read by the seed's inference rule.
+files are read by the seed's inference rule. Strings components are named as the seed states
+(<name>/<name>_values) by default, as Arkouda's server does (<name>/values) with
+naming="arkouda"; both are written, validated and read, with and without the connector.
 
 This process runs without the connector (CTest unsets HDF5_VOL_CONNECTOR); writes and reads
 through the connector run in child processes (arkouda_corpus.py)."""
@@ -29,7 +31,10 @@ CONNECTOR = "h5sparse under_vol=0;under_info={}"
 # First filter of a mostly-fill pdarray and of a Strings' bytes, per storage option.
 FILTERS = {"plain": (None, None), "blosc": (32001, 32001), "lzf": (32000, 32000), "sparse": (45100, None),
            "sparse-blosc": (45100, 32001), "sparse-lzf": (45100, 32000)}
-CASES = [(s, True) for s in sorted(FILTERS)] + [(s, False) for s in ("plain", "lzf", "sparse-blosc")]
+CASES = ([(s, True, "seed") for s in sorted(FILTERS)] + [(s, False, "seed") for s in ("plain", "lzf", "sparse-blosc")]
+         + [("sparse-lzf", True, "arkouda"), ("blosc", False, "arkouda")])
+# Where a Strings object's bytes are, per naming.
+STRINGS_VALUES = {"seed": "strings/strings_values", "arkouda": "strings/values"}
 
 
 def child(args, connector):
@@ -63,20 +68,23 @@ def first_filter(dset):
     return plist.get_filter(0)[0] if plist.get_nfilters() else None
 
 
-@pytest.mark.parametrize("storage,connector", CASES, ids=[f"{s}-{'connector' if c else 'native'}" for s, c in CASES])
-def test_single_file_follows_schema_and_reads_back(tmp_path, storage, connector):
+@pytest.mark.parametrize("storage,connector,naming", CASES,
+                         ids=[f"{s}-{'connector' if c else 'native'}-{n}" for s, c, n in CASES])
+def test_single_file_follows_schema_and_reads_back(tmp_path, storage, connector, naming):
     path = tmp_path / "corpus.h5"
-    wrote = child(["write", path, storage, "single"], connector)
+    wrote = child(["write", path, storage, "single", 4, naming], connector)
     assert wrote["connector"] == ("h5sparse 0.1.0" if connector else None)
     if storage == "lzf":  # our LZF plugin, not h5py's built-in one
         assert wrote["lzf"] == "plugin"
         assert "libh5sparse_lzf.so" in [os.path.basename(p) for p in wrote["lzf_libraries"]]
-    assert validator.validate_file(path) == []
+    assert validator.validate_file(path, naming=naming) == []
+    if naming == "arkouda":  # the seed's naming is the default, the server's only on request
+        assert "strings: component strings_values is missing" in "\n".join(validator.validate_file(path))
     assert_reads_back(path)  # plain h5py, HDF5_PLUGIN_PATH only
     assert child(["check", path, storage], connector) == {
         "connector": wrote["connector"], "differ": [], "extra": [], "frame_ok": True}
     with h5py.File(path, "r") as f:
-        assert (first_filter(f["sparse_f8"]), first_filter(f["strings/values"])) == FILTERS[storage]
+        assert (first_filter(f["sparse_f8"]), first_filter(f[STRINGS_VALUES[naming]])) == FILTERS[storage]
         assert first_filter(f["empty"]) is None  # zero-sized: contiguous
 
 
@@ -101,16 +109,19 @@ def test_sparse_pdarrays_store_only_their_defined_elements(tmp_path):
     assert stored < logical / 20, (stored, logical)  # 0.5% defined
 
 
-@pytest.mark.parametrize("storage,connector", [("plain", False), ("sparse-blosc", True), ("lzf", True)])
-def test_distributed_files_from_four_writer_processes(tmp_path, storage, connector):
+@pytest.mark.parametrize("storage,connector,naming", [("plain", False, "seed"), ("sparse-blosc", True, "seed"),
+                                                      ("lzf", True, "arkouda")])
+def test_distributed_files_from_four_writer_processes(tmp_path, storage, connector, naming):
     path = tmp_path / "dist.h5"
-    wrote = child(["write", path, storage, "distribute", 4], connector)
+    wrote = child(["write", path, storage, "distribute", 4, naming], connector)
     names = [f"dist_LOCALE{i:04d}.h5" for i in range(4)]
     assert [os.path.basename(f) for f in wrote["files"]] == names
     assert sorted(os.listdir(tmp_path)) == names
     for pids in (wrote["writer_pids"], wrote["append_pids"]):
         assert len(set(pids)) == 4 and wrote["pid"] not in pids  # one process per locale
-    assert validator.validate_locale_files(path, expected_locales=4) == []
+    assert validator.validate_locale_files(path, expected_locales=4, naming=naming) == []
+    with h5py.File(wrote["files"][3], "r") as f:
+        assert STRINGS_VALUES[naming] in f
     # every locale holds its block of every object
     want = corpus.expected()
     for i, f in enumerate(wrote["files"]):
@@ -174,13 +185,67 @@ def test_legacy_files_without_objtype(tmp_path):
         f.create_group("no_offsets")["values"] = np.frombuffer(raw, np.uint8)
         f["nums"] = np.arange(4, dtype=np.int64)  # legacy pdarray
         f.create_group("other")["values"] = np.arange(3, dtype=np.int64)  # not uint8: not Strings
+        f.create_group("seedish")["seedish_values"] = np.frombuffer(raw, np.uint8)  # seed naming, no ObjType
     assert ah.read_hdf(path, "words").to_list() == ["ab", "", "cde"]
+    assert ah.read_hdf(path, "seedish").to_list() == ["ab", "", "cde"]
     assert ah.read_hdf(path, "no_offsets").to_list() == ["ab", "", "cde"]
     assert ah.same(ah.read_hdf(path, "nums"), np.arange(4, dtype=np.int64))
     with pytest.raises(ah.SchemaError, match="not a legacy Strings group"):
         ah.read_hdf(path, "other")
     problems = validator.validate_file(path)
     assert any("words: attribute ObjType is missing" in p for p in problems)
+
+
+STRINGS_LINKS = {  # every Strings group of layout_file() and the members each naming gives it
+    "seed": {"s": ["s_segments", "s_values"], "seg/values": ["values_segments", "values_values"],
+             "cat/categories": ["categories_segments", "categories_values"],
+             "gb/KEY_0": ["KEY_0_segments", "KEY_0_values"]},
+    "arkouda": {"s": ["segments", "values"], "seg/values": ["segments", "values"],
+                "cat/categories": ["segments", "values"], "gb/KEY_0": ["segments", "values"]},
+}
+
+
+def layout_objects():
+    s = ah.Strings.from_list(["Oslo", "", "Lima", "Oslo"])
+    return {"s": s, "seg": ah.SegArray.from_lists([["a", "b"], [], ["c"]], dtype=str),
+            "cat": ah.Categorical.from_strings(s.to_list()), "gb": ah.GroupBy.from_keys([s])}
+
+
+@pytest.mark.parametrize("naming", ["seed", "arkouda"])
+def test_strings_component_names(tmp_path, naming):
+    """The exact link names, nested Strings included; each naming reads back and validates only
+    under its own name in the validator."""
+    path = tmp_path / f"{naming}.h5"
+    ah.to_hdf(path, layout_objects(), naming=naming)
+    with h5py.File(path, "r") as f:
+        assert {g: sorted(f[g]) for g in STRINGS_LINKS[naming]} == STRINGS_LINKS[naming]
+        assert sorted(f["seg"]) == ["segments", "values"] and "codes" in f["cat"]  # not Strings: unchanged
+    back, want = ah.read_hdf(path), layout_objects()
+    assert all(ah.same(back[n], want[n]) for n in want)
+    assert validator.validate_file(path, naming=naming) == []
+    other = "arkouda" if naming == "seed" else "seed"
+    problems = validator.validate_file(path, naming=other)
+    for g, members in STRINGS_LINKS[other].items():
+        assert f"{path}:/{g}: component {members[1]} is missing" in problems, problems
+    out = subprocess.run([sys.executable, os.path.join(HERE, "arkouda_validator.py"), str(path)]
+                         + (["--arkouda-naming"] if naming == "arkouda" else []), capture_output=True, text=True)
+    assert (out.returncode, out.stdout.strip()) == (0, "ok")
+
+
+def test_reader_prefers_the_seed_naming(tmp_path):
+    path = tmp_path / "both.h5"
+    ah.to_hdf(path, {"s": ah.Strings.from_list(["seed", "named"])})
+    with h5py.File(path, "a") as f:  # the server's names beside them, other content
+        f["s/values"] = np.frombuffer(b"server\0", np.uint8)
+        f["s/segments"] = np.zeros(1, np.int64)
+    assert ah.read_hdf(path, "s").to_list() == ["seed", "named"]
+    with h5py.File(path, "a") as f:
+        del f["s/s_values"], f["s/s_segments"]
+    assert ah.read_hdf(path, "s").to_list() == ["server"]
+    with h5py.File(path, "a") as f:
+        f.move("s/values", "s/bytes")
+    with pytest.raises(ah.SchemaError, match=r"/s: a Strings group holds no values dataset \('s_values' or 'values'\)"):
+        ah.read_hdf(path, "s")
 
 
 def test_reader_rejects_bad_objects(tmp_path):
@@ -209,6 +274,7 @@ def test_bad_input_is_refused_before_any_file_changes(tmp_path):
         (ValueError, "locales must be at least 1", dict(file_type="distribute", locales=0)),
         (ValueError, "compression must be one of", dict(storage_args={"compression": "zip"})),
         (ValueError, "sparse must be", dict(storage_args={"sparse": "yes"})),
+        (ValueError, "naming must be 'seed' or 'arkouda'", dict(naming="server")),
     ]
     for error, message, kwargs in cases:
         storage_args = kwargs.pop("storage_args", None)
@@ -252,9 +318,18 @@ MUTATIONS = {
                                      "matrix: arkouda_version must be a null-terminated C string"),
     "Shape of wrong rank": (lambda f: f["matrix"].attrs.create("Shape", np.array([40, 500])),
                             "matrix: Shape has 2 entries but Rank is 3"),
-    "Strings without null": (lambda f: f["strings/values"].__setitem__(-1, 65),
-                             "strings/values: Strings values must end with a null byte"),
-    "segments off": (lambda f: f["strings/segments"].__setitem__(1, 0), "segments are not the starts"),
+    "Strings without null": (lambda f: f["strings/strings_values"].__setitem__(-1, 65),
+                             "strings/strings_values: Strings values must end with a null byte"),
+    "segments off": (lambda f: f["strings/strings_segments"].__setitem__(1, 0), "segments are not the starts"),
+    # Link names of Strings components: the seed's <name>_values / <name>_segments
+    "Strings values named as the server does": (lambda f: f.move("strings/strings_values", "strings/values"),
+                                                "strings: component strings_values is missing"),
+    "Strings segments misnamed": (lambda f: f.move("strings/strings_segments", "strings/strings_offsets"),
+                                  "strings: unexpected member strings_offsets"),
+    "categories values misnamed": (lambda f: f.move("cat/categories/categories_values", "cat/categories/cat_values"),
+                                   "cat/categories: component categories_values is missing"),
+    "Strings key segments of another name": (lambda f: f.move("groupby/KEY_1/KEY_1_segments", "groupby/KEY_1/segments"),
+                                             "groupby/KEY_1: unexpected member segments"),
     "KEY gap": (lambda f: f.move("groupby/KEY_1", "groupby/KEY_7"), "keys must be numbered KEY_0 .. KEY_2"),
     "NA_Codes missing": (lambda f: f["cat"].__delitem__("NA_Codes"), "cat: component NA_Codes is missing"),
     "permutation alone": (lambda f: f["cat_grouped"].__delitem__("segments"),
