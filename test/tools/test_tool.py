@@ -457,3 +457,20 @@ def test_installed_tool_finds_its_plugins(tmp_path):
     assert expand_locations(parse_dataset_blocks(out.stdout)["/x"]) == {(i, i) for i in range(20)}
     assert "See also: h5sparse-tool" in subprocess.run([str(prefix / "bin" / "h5plugin-config"), "--help"],
                                                        capture_output=True, text=True, check=True).stdout
+
+
+def test_chunk_written_around_the_filter_reads_as_dense(tmp_path):
+    """A chunk stored with filter mask bit 0 set holds raw dense bytes, which HDF5 reads as they
+    are: the tool reports it as such and counts every element defined, as a reader sees it."""
+    path = tmp_path / "raw.h5"
+    script = ("import h5py, numpy as np, sys, h5sparse\n"
+              "with h5py.File(sys.argv[1], 'w') as f:\n"
+              "    d = f.create_dataset('x', shape=(8, 8), dtype='<i2', chunks=(4, 4), **h5sparse.Sparse())\n"
+              "    d.id.write_direct_chunk((4, 0), np.arange(16, dtype='<i2').tobytes(), filter_mask=1)\n"
+              "with h5py.File(sys.argv[1], 'r') as f:\n"  # read after reopening: HDF5 then skips the filter
+              "    assert (f['x'][4:8, 0:4] == np.arange(16).reshape(4, 4)).all()\n")
+    subprocess.run([sys.executable, "-c", script, str(path)], env=PLAIN_ENV, check=True)
+    show = tool("show", path, "--chunks").stdout
+    assert "DEFINED_ELEMENTS 16 OF 64" in show and "CHUNK (4,0) {" in show and "UNFILTERED_DENSE" in show
+    data = parse_dataset_blocks(tool("dump", path, "--sparse-data").stdout)["/x"]
+    assert "DEFINED_SPARSE_DATA BLOCK (4,0)-(7,3)" in data and "(7,0) 12, 13, 14, 15" in data
