@@ -186,12 +186,7 @@ int run_dump(const Arguments& args, std::ostream& out) {
   const std::string& name = args.positional[0];
   Handle file = open_file(name, false);
   std::vector<std::string> paths = args.values("dataset");
-  if (paths.empty()) {
-    for (const std::string& p : list_datasets(file.get())) {
-      Handle d = open_dataset(file.get(), p);
-      if (SparseDataset::is_sparse(d.get())) paths.push_back(p);
-    }
-  }
+  if (paths.empty()) paths = sparse_dataset_paths(file.get());
   out << "HDF5 " << quoted(name) << " {\n";
   for (const std::string& p : paths) dump_dataset(file.get(), p, args.has("sparse-data"), out);
   out << "}\n";

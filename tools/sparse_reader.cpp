@@ -29,6 +29,15 @@ int collect_chunk(const hsize_t* offset, unsigned filter_mask, haddr_t addr, hsi
 
 }  // namespace
 
+std::vector<std::string> sparse_dataset_paths(hid_t file) {
+  std::vector<std::string> paths;
+  for (const std::string& p : list_datasets(file)) {
+    Handle d = open_dataset(file, p);
+    if (SparseDataset::is_sparse(d.get())) paths.push_back(p);
+  }
+  return paths;
+}
+
 bool SparseDataset::is_sparse(hid_t dset) {
   Handle dcpl = checked_handle(H5Dget_create_plist(dset), "cannot read a dataset's creation properties");
   if (H5Pget_layout(dcpl.get()) != H5D_CHUNKED) return false;

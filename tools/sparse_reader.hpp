@@ -33,6 +33,9 @@ struct ChunkAnatomy {
   std::uint64_t defined_in_extent = 0;  ///< defined elements inside the current extent
 };
 
+/// Paths of every sparse dataset in the file, in list_datasets() order.
+std::vector<std::string> sparse_dataset_paths(hid_t file);
+
 class SparseDataset {
  public:
   /// True when the dataset's pipeline holds the structured-chunk filter in its complete form.
