@@ -1,6 +1,8 @@
 // `dump`: the Tools RFC's --sparse-locations (defined elements as BLOCKs and POINTs) and
 // --sparse-data (the same, each followed by its values, the first element's coordinates at
 // the head of every line), in h5dump's DDL framing.
+#include <algorithm>
+#include <cstdlib>
 #include <map>
 
 #include "box_list.hpp"
@@ -54,12 +56,60 @@ class ValueSource {
   std::size_t cached_bytes_ = 0;
 };
 
-BoxList defined_boxes(const SparseDataset& d) {
-  BoxList boxes(d.rank());
+/// The part of the dataset to print, h5dump's -s/-c: inclusive corners.
+struct Window {
+  std::vector<std::uint64_t> lo, hi;
+};
+
+std::vector<std::uint64_t> parse_list(const std::string& text, const char* option) {
+  std::vector<std::uint64_t> values;
+  std::size_t at = 0;
+  while (at <= text.size()) {
+    const std::size_t end = std::min(text.find(',', at), text.size());
+    const std::string part = text.substr(at, end - at);
+    char* stop = nullptr;
+    const unsigned long long v = std::strtoull(part.c_str(), &stop, 10);
+    if (part.empty() || *stop != '\0' || part[0] == '-')
+      fail(ErrorCode::invalid_argument, std::string(option) + " wants comma-separated counts like 0,10, got \"" + text + "\"");
+    values.push_back(v);
+    at = end + 1;
+  }
+  return values;
+}
+
+Window window_of(const Arguments& args, const std::vector<std::uint64_t>& dims, const std::string& path) {
+  const std::size_t r = dims.size();
+  Window w{std::vector<std::uint64_t>(r, 0), std::vector<std::uint64_t>(r, 0)};
+  if (args.has("start")) w.lo = parse_list(args.value("start"), "--start");
+  std::vector<std::uint64_t> count(r, 0);
+  for (std::size_t d = 0; d < r && d < w.lo.size(); ++d) count[d] = dims[d] > w.lo[d] ? dims[d] - w.lo[d] : 0;
+  if (args.has("count")) count = parse_list(args.value("count"), "--count");
+  if (w.lo.size() != r || count.size() != r)
+    fail(ErrorCode::invalid_argument, "--start and --count need " + std::to_string(r) + " values for " + path);
+  for (std::size_t d = 0; d < r; ++d) {
+    if (count[d] == 0 || w.lo[d] + count[d] > dims[d])
+      fail(ErrorCode::invalid_argument, "--start/--count select outside " + path + "'s extent " + dims_text(dims));
+    w.hi[d] = w.lo[d] + count[d] - 1;
+  }
+  return w;
+}
+
+BoxList defined_boxes(const SparseDataset& d, const Window& w) {
+  const std::size_t r = d.rank();
+  BoxList boxes(r);
   for (const StoredChunk& chunk : d.stored_chunks()) {
+    bool touches = true;
+    for (std::size_t k = 0; k < r; ++k)
+      touches = touches && chunk.offset[k] <= w.hi[k] && chunk.offset[k] + d.layout().dims[k] > w.lo[k];
+    if (!touches) continue;
     const StructuredChunk decoded = d.decode(chunk, d.read_raw(chunk));
     d.for_each_defined_run(chunk, decoded, [&](const std::uint64_t* row, std::uint64_t first, std::uint64_t n,
-                                               std::uint64_t) { boxes.add_run(row, first, n); });
+                                               std::uint64_t) {
+      for (std::size_t k = 0; k + 1 < r; ++k)
+        if (row[k] < w.lo[k] || row[k] > w.hi[k]) return;
+      const std::uint64_t a = std::max(first, w.lo[r - 1]), b = std::min(first + n - 1, w.hi[r - 1]);
+      if (a <= b) boxes.add_run(row, a, b - a + 1);
+    });
   }
   boxes.canonicalize();
   return boxes;
@@ -124,11 +174,12 @@ void print_block_data(Printer& p, const BoxList& boxes, std::size_t i, ValueSour
   p.line_done();
 }
 
-void dump_dataset(hid_t file, const std::string& path, bool with_data, std::ostream& out) {
+void dump_dataset(hid_t file, const std::string& path, const Arguments& args, std::ostream& out) {
+  const bool with_data = args.has("sparse-data");
   Handle dset = open_dataset(file, path);
   const SparseDataset sparse(dset.get(), path);
   Handle type = checked_handle(H5Dget_type(dset.get()), "cannot read the datatype of " + path);
-  const BoxList boxes = defined_boxes(sparse);
+  const BoxList boxes = defined_boxes(sparse, window_of(args, sparse.dims(), path));
   const std::size_t r = sparse.rank();
   ValueSource values(sparse);
   const ValueFormatter format(type.get());
@@ -188,7 +239,7 @@ int run_dump(const Arguments& args, std::ostream& out) {
   std::vector<std::string> paths = args.values("dataset");
   if (paths.empty()) paths = sparse_dataset_paths(file.get());
   out << "HDF5 " << quoted(name) << " {\n";
-  for (const std::string& p : paths) dump_dataset(file.get(), p, args.has("sparse-data"), out);
+  for (const std::string& p : paths) dump_dataset(file.get(), p, args, out);
   out << "}\n";
   return 0;
 }

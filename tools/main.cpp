@@ -25,8 +25,9 @@ Commands:
       datasets (all of them unless -d names some); --chunks adds one line per stored chunk
   stat FILE
       h5stat-style counts of dataset layouts (sparse ones apart) and filters
-  dump FILE [-d DATASET]... [--sparse-locations | --sparse-data]
-      defined elements as h5dump BLOCK/POINT regions; --sparse-data adds their values
+  dump FILE [-d DATASET]... [--sparse-locations | --sparse-data] [-s START] [-c COUNT]
+      defined elements as h5dump BLOCK/POINT regions; --sparse-data adds their values;
+      -s/--start and -c/--count (comma-separated, as h5dump's) limit it to a box
   repack --to sparse INPUT OUTPUT [-d DATASET]... [--defined LIST | --exclude VALUE | --all]
          [--chunk DIMS] [--selection-filter SPEC] [--values-filter SPEC] [--fill-is-undefined]
       copy INPUT to OUTPUT with dense datasets (all convertible ones unless -d names some)
@@ -54,14 +55,14 @@ struct OptionSpec {
 const OptionSpec kOptions[] = {
     {"dataset", true}, {"to", true}, {"defined", true}, {"exclude", true}, {"chunk", true},
     {"selection-filter", true}, {"values-filter", true}, {"chunks", false}, {"sparse-locations", false},
-    {"sparse-data", false}, {"all", false}, {"fill-is-undefined", false}, {"progress", false}, {"no-progress", false},
+    {"sparse-data", false}, {"start", true}, {"count", true}, {"all", false}, {"fill-is-undefined", false}, {"progress", false}, {"no-progress", false},
 };
 
 const std::set<std::string>& allowed(const std::string& command) {
   static const std::map<std::string, std::set<std::string>> kAllowed = {
       {"show", {"dataset", "chunks", "progress", "no-progress"}},
       {"stat", {"progress", "no-progress"}},
-      {"dump", {"dataset", "sparse-locations", "sparse-data", "progress", "no-progress"}},
+      {"dump", {"dataset", "sparse-locations", "sparse-data", "start", "count", "progress", "no-progress"}},
       {"repack", {"dataset", "to", "defined", "exclude", "chunk", "selection-filter", "values-filter", "all",
                   "fill-is-undefined", "progress", "no-progress"}},
   };
@@ -85,8 +86,8 @@ Arguments parse(const std::string& command, int argc, char** argv) {
     }
     std::string name, value;
     bool has_value = false;
-    if (a == "-d") {
-      name = "dataset";
+    if (a == "-d" || a == "-s" || a == "-c") {
+      name = a == "-d" ? "dataset" : a == "-s" ? "start" : "count";
     } else if (a.rfind("--", 0) == 0) {
       name = a.substr(2);
       if (const std::size_t eq = name.find('='); eq != std::string::npos) {

@@ -474,3 +474,13 @@ def test_chunk_written_around_the_filter_reads_as_dense(tmp_path):
     assert "DEFINED_ELEMENTS 16 OF 64" in show and "CHUNK (4,0) {" in show and "UNFILTERED_DENSE" in show
     data = parse_dataset_blocks(tool("dump", path, "--sparse-data").stdout)["/x"]
     assert "DEFINED_SPARSE_DATA BLOCK (4,0)-(7,3)" in data and "(7,0) 12, 13, 14, 15" in data
+
+
+def test_dump_window_selects_a_box(corpus):
+    path, expected = corpus
+    defined, _ = expected["/grp/sub/u1_lzf"]
+    out = tool("dump", path, "-d", "/grp/sub/u1_lzf", "-s", "3,5,0", "-c", "10,4,20", "--sparse-data").stdout
+    want = {p for p in defined if 3 <= p[0] < 13 and 5 <= p[1] < 9}
+    assert want and expand_locations(parse_dataset_blocks(out)["/grp/sub/u1_lzf"]) == want
+    expect_failure(tool("dump", path, "-d", "/rfc", "-s", "3", check=False), "--start and --count need 2 values")
+    expect_failure(tool("dump", path, "-d", "/rfc", "-s", "3,3", "-c", "11,1", check=False), "outside /rfc's extent")
