@@ -32,7 +32,8 @@ Commands:
          [--chunk DIMS] [--selection-filter SPEC] [--values-filter SPEC] [--fill-is-undefined]
       copy INPUT to OUTPUT with dense datasets (all convertible ones unless -d names some)
       made sparse. Defined elements: those differing from the fill value (default), those
-      in LIST (the output of `dump`, or BLOCK/POINT lines), those differing from VALUE
+      in LIST (the output of `dump`, whose DATASET headers say which datasets to convert,
+      or BLOCK/POINT lines for the -d datasets), those differing from VALUE
       (which becomes the fill value), or all. DIMS like 64x64 (default: the input's chunks,
       else up to 1 MiB). SPEC: none, or complib=blosc:zstd,complevel=5,shuffle=bit
       (complib blosc:blosclz|lz4|lz4hc|zlib|zstd, lzf, gzip); the values section defaults

@@ -499,7 +499,14 @@ bool same_file(const std::string& a, const std::string& b) {
 }  // namespace
 
 int run_repack(const Arguments& args, std::ostream& out) {
-  const Plan plan = make_plan(args);
+  Plan plan = make_plan(args);
+  if (plan.rule == DefinedRule::list && plan.datasets.empty()) {  // the list says which datasets
+    for (const DatasetLocations& l : plan.lists) {
+      if (l.dataset.empty() && l.boxes.size() > 0)
+        fail(ErrorCode::invalid_argument, "entries before any DATASET header in the defined-elements list need -d DATASET");
+      if (!l.dataset.empty()) plan.datasets.push_back(l.dataset);
+    }
+  }
   if (args.positional.size() != 2) fail(ErrorCode::invalid_argument, "repack takes an input and an output file");
   const std::string &input = args.positional[0], &output = args.positional[1];
   if (same_file(input, output)) fail(ErrorCode::invalid_argument, "the output file must differ from the input file");
