@@ -18,6 +18,8 @@ struct Arguments {
   /// The option's last value, or `fallback` when absent.
   std::string value(const std::string& name, const std::string& fallback = "") const;
   std::vector<std::string> values(const std::string& name) const;
+  /// For Progress: "on" (--progress), "off" (--no-progress) or "auto".
+  std::string progress_mode() const { return has("no-progress") ? "off" : has("progress") ? "on" : "auto"; }
 };
 
 /// show: layout, sections, sizes, pipelines and compression ratios, per dataset (and per chunk).

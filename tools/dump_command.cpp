@@ -7,6 +7,7 @@
 
 #include "box_list.hpp"
 #include "commands.hpp"
+#include "progress.hpp"
 #include "locations_text.hpp"
 #include "sparse_reader.hpp"
 #include "tool_support.hpp"
@@ -94,10 +95,13 @@ Window window_of(const Arguments& args, const std::vector<std::uint64_t>& dims, 
   return w;
 }
 
-BoxList defined_boxes(const SparseDataset& d, const Window& w) {
+BoxList defined_boxes(const SparseDataset& d, const Window& w, const std::string& progress_mode) {
   const std::size_t r = d.rank();
   BoxList boxes(r);
-  for (const StoredChunk& chunk : d.stored_chunks()) {
+  const std::vector<StoredChunk> stored = d.stored_chunks();
+  Progress progress(progress_mode, "dump " + d.path(), stored.size());
+  for (const StoredChunk& chunk : stored) {
+    progress.advance();
     bool touches = true;
     for (std::size_t k = 0; k < r; ++k)
       touches = touches && chunk.offset[k] <= w.hi[k] && chunk.offset[k] + d.layout().dims[k] > w.lo[k];
@@ -179,7 +183,7 @@ void dump_dataset(hid_t file, const std::string& path, const Arguments& args, st
   Handle dset = open_dataset(file, path);
   const SparseDataset sparse(dset.get(), path);
   Handle type = checked_handle(H5Dget_type(dset.get()), "cannot read the datatype of " + path);
-  const BoxList boxes = defined_boxes(sparse, window_of(args, sparse.dims(), path));
+  const BoxList boxes = defined_boxes(sparse, window_of(args, sparse.dims(), path), args.progress_mode());
   const std::size_t r = sparse.rank();
   ValueSource values(sparse);
   const ValueFormatter format(type.get());

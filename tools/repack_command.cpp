@@ -107,8 +107,7 @@ Plan make_plan(const Arguments& args) {
   if (args.has("selection-filter")) plan.selection_pipeline = parse_pipeline(args.value("selection-filter"));
   if (args.has("values-filter")) plan.values_pipeline = parse_pipeline(args.value("values-filter"));
   plan.fill_is_undefined = args.has("fill-is-undefined");
-  if (args.has("progress")) plan.progress = "on";
-  if (args.has("no-progress")) plan.progress = "off";
+  plan.progress = args.progress_mode();
   return plan;
 }
 

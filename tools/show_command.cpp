@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "commands.hpp"
+#include "progress.hpp"
 #include "h5sparse/filter_ids.hpp"
 #include "sparse_reader.hpp"
 #include "tool_support.hpp"
@@ -59,14 +60,18 @@ struct Totals {
   std::uint64_t section_stored[2] = {0, 0}, section_unfiltered[2] = {0, 0};
 };
 
-void show_dataset(hid_t file, const std::string& path, bool per_chunk, std::ostream& out) {
+void show_dataset(hid_t file, const std::string& path, const Arguments& args, std::ostream& out) {
+  const bool per_chunk = args.has("chunks");
   Handle dset = open_dataset(file, path);
   SparseDataset sparse(dset.get(), path);
   Handle type = checked_handle(H5Dget_type(dset.get()), "cannot read the datatype of " + path);
   const ChunkLayout& layout = sparse.layout();
   Totals t;
   std::vector<std::string> chunk_lines;
-  for (const StoredChunk& chunk : sparse.stored_chunks()) {
+  const std::vector<StoredChunk> stored = sparse.stored_chunks();
+  Progress progress(args.progress_mode(), "show " + path, stored.size());
+  for (const StoredChunk& chunk : stored) {
+    progress.advance();
     const Bytes raw = sparse.read_raw(chunk);
     const StructuredChunk decoded = sparse.decode(chunk, raw);
     const ChunkAnatomy a = sparse.anatomy(chunk, raw, decoded);
@@ -131,7 +136,7 @@ int run_show(const Arguments& args, std::ostream& out) {
   std::vector<std::string> paths = args.values("dataset");
   if (paths.empty()) paths = sparse_dataset_paths(file.get());
   out << "HDF5 " << quoted(name) << " {\n";
-  for (const std::string& p : paths) show_dataset(file.get(), p, args.has("chunks"), out);
+  for (const std::string& p : paths) show_dataset(file.get(), p, args, out);
   out << "}\n";
   return 0;
 }

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "commands.hpp"
+#include "progress.hpp"
 #include "sparse_reader.hpp"
 #include "tool_support.hpp"
 
@@ -30,7 +31,10 @@ int run_stat(const Arguments& args, std::ostream& out) {
       std::uint64_t n = 1;
       for (std::uint64_t v : d.dims()) n *= v;
       elements += n;
-      for (const StoredChunk& chunk : d.stored_chunks()) {
+      const std::vector<StoredChunk> chunks = d.stored_chunks();
+      Progress progress(args.progress_mode(), "stat " + path, chunks.size());
+      for (const StoredChunk& chunk : chunks) {
+        progress.advance();
         stored += chunk.size;
         d.for_each_defined_run(chunk, d.decode(chunk, d.read_raw(chunk)),
                                [&](const std::uint64_t*, std::uint64_t, std::uint64_t len, std::uint64_t) { defined += len; });
