@@ -65,7 +65,7 @@ extern const H5VL_class_t kConnectorClass = {
         dataset_read,
         dataset_write,
         ForwardIdAt1<H5VLdataset_get>::call,
-        ForwardIdAt1<H5VLdataset_specific>::call,
+        dataset_specific,
         dataset_optional,
         dataset_close,
     },

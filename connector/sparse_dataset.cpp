@@ -72,6 +72,10 @@ SparseDataset::Selection SparseDataset::resolve(hid_t file_space, hid_t dxpl) co
   return Selection{std::move(full), space, std::move(grid), npoints};
 }
 
+std::vector<std::uint64_t> SparseDataset::extent(hid_t dxpl) const {
+  return extent_of(dataset_get(under_, under_vol_id_, H5VL_DATASET_GET_SPACE, dxpl).get());
+}
+
 std::vector<ChunkPiece> SparseDataset::pieces_of(hid_t space, const ChunkGrid& grid) const {
   // Default iteration order: the order in which H5Dwrite pairs memory and file elements.
   Handle iter = checked(H5Ssel_iter_create(space, 1, 0), "cannot iterate the selection");

@@ -40,6 +40,9 @@ class SparseDataset {
   /// After a failed native read: throws an Error naming the first chunk of the selection that
   /// does not decode (the filter below cannot say which dataset or chunk it was given).
   void diagnose_read(hid_t file_space, hid_t dxpl) const;
+  /// H5Dset_extent with the RFC's meaning (sparse_extent.cpp): HDF5 changes the extent below,
+  /// and no element outside the box the old and new extents share stays defined.
+  void set_extent(const hsize_t* size, hid_t dxpl);
 
   const SparseParams& params() const { return params_; }
 
@@ -54,6 +57,9 @@ class SparseDataset {
   };
   Selection resolve(hid_t file_space, hid_t dxpl) const;
   std::vector<ChunkPiece> pieces_of(hid_t space, const ChunkGrid& grid) const;
+  std::vector<std::uint64_t> extent(hid_t dxpl) const;
+  /// Origins of the stored chunks, by the native chunk iteration (sparse_extent.cpp).
+  std::vector<std::vector<std::uint64_t>> stored_chunks(hid_t dxpl) const;
 
   /// The stored structured chunk at `origin`, empty if none is stored.
   StructuredChunk read_chunk(const std::vector<std::uint64_t>& origin, hid_t dxpl) const;
