@@ -87,6 +87,46 @@ std::optional<StoredChunk> read_stored_chunk(void* under, hid_t under_vol_id, co
   return chunk;
 }
 
+namespace {
+
+struct IterState {
+  std::size_t rank;
+  std::vector<IndexEntry>* entries;
+};
+
+int collect_entry(const hsize_t* offset, unsigned /*filter_mask*/, haddr_t /*addr*/, hsize_t size, void* data) {
+  auto* state = static_cast<IterState*>(data);
+  try {
+    state->entries->push_back({std::vector<hsize_t>(offset, offset + state->rank), size});
+  } catch (...) {
+    return H5_ITER_ERROR;  // out of memory: the iteration fails, HDF5 reports it
+  }
+  return H5_ITER_CONT;
+}
+
+}  // namespace
+
+std::vector<IndexEntry> stored_chunk_index(void* under, hid_t under_vol_id, std::size_t rank, hid_t dxpl) {
+  std::vector<IndexEntry> entries;
+  IterState state{rank, &entries};
+  H5VL_native_dataset_optional_args_t nargs{};
+  nargs.chunk_iter.op = collect_entry;
+  nargs.chunk_iter.op_data = &state;
+  throw_if_negative(native_dataset_optional(under, under_vol_id, H5VL_NATIVE_DATASET_CHUNK_ITER, &nargs, dxpl),
+                    "cannot iterate over the stored chunks");
+  return entries;
+}
+
+H5D_chunk_index_t chunk_index_type(void* under, hid_t under_vol_id, hid_t dxpl) {
+  H5D_chunk_index_t index = H5D_CHUNK_IDX_BTREE;
+  H5VL_native_dataset_optional_args_t nargs{};
+  nargs.get_chunk_idx_type.idx_type = &index;
+  throw_if_negative(
+      native_dataset_optional(under, under_vol_id, H5VL_NATIVE_DATASET_GET_CHUNK_INDEX_TYPE, &nargs, dxpl),
+      "cannot query the chunk index type");
+  return index;
+}
+
 void write_stored_chunk(void* under, hid_t under_vol_id, const std::vector<hsize_t>& origin, ByteView bytes,
                         hid_t dxpl) {
   H5SPARSE_FAIL_IF(bytes.size > 0xFFFFFFFFu, ErrorCode::unsupported, "a stored chunk is limited to 4 GiB");

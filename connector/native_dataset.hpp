@@ -43,6 +43,19 @@ struct StoredChunk {
 std::optional<StoredChunk> read_stored_chunk(void* under, hid_t under_vol_id, const std::vector<hsize_t>& origin,
                                              hid_t dxpl);
 
+/// One chunk of the native chunk index.
+struct IndexEntry {
+  std::vector<hsize_t> origin;  ///< the chunk's first element
+  hsize_t size;                 ///< stored bytes
+};
+
+/// Every stored chunk, in the index's order (H5Dchunk_iter; collected first, so that callers
+/// may do chunk I/O of their own with the result).
+std::vector<IndexEntry> stored_chunk_index(void* under, hid_t under_vol_id, std::size_t rank, hid_t dxpl);
+
+/// The kind of chunk index of the dataset below (H5Dget_chunk_index_type).
+H5D_chunk_index_t chunk_index_type(void* under, hid_t under_vol_id, hid_t dxpl);
+
 /// Stores `bytes` as the chunk at `origin` with filter mask 0 (H5Dwrite_chunk).
 void write_stored_chunk(void* under, hid_t under_vol_id, const std::vector<hsize_t>& origin, ByteView bytes,
                         hid_t dxpl);

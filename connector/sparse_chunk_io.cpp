@@ -26,27 +26,6 @@ namespace {
 using hdf5::Handle;
 using hdf5::throw_if_negative;
 
-/// One chunk of the native chunk index.
-struct IndexEntry {
-  std::vector<hsize_t> origin;
-  hsize_t size;
-};
-
-struct IterState {
-  std::size_t rank;
-  std::vector<IndexEntry>* entries;
-};
-
-int collect_entry(const hsize_t* offset, unsigned /*filter_mask*/, haddr_t /*addr*/, hsize_t size, void* data) {
-  auto* state = static_cast<IterState*>(data);
-  try {
-    state->entries->push_back({std::vector<hsize_t>(offset, offset + state->rank), size});
-  } catch (...) {
-    return H5_ITER_ERROR;  // out of memory: the iteration fails, HDF5 reports it
-  }
-  return H5_ITER_CONT;
-}
-
 /// One sparse dataset's chunks, seen by one operation.
 class ChunkAccess {
  public:
@@ -82,14 +61,7 @@ class ChunkAccess {
   /// Every chunk of the index, in the index's order (collected first, so that callbacks
   /// may do chunk I/O of their own).
   std::vector<IndexEntry> index() const {
-    std::vector<IndexEntry> entries;
-    IterState state{dims_.size(), &entries};
-    H5VL_native_dataset_optional_args_t nargs{};
-    nargs.chunk_iter.op = collect_entry;
-    nargs.chunk_iter.op_data = &state;
-    throw_if_negative(native_dataset_optional(o_->under, o_->under_vol_id, H5VL_NATIVE_DATASET_CHUNK_ITER, &nargs, dxpl_),
-                      "cannot iterate over the stored chunks");
-    return entries;
+    return stored_chunk_index(o_->under, o_->under_vol_id, dims_.size(), dxpl_);
   }
 
   std::optional<StoredChunk> read(const std::vector<hsize_t>& origin) const {

@@ -58,8 +58,6 @@ class SparseDataset {
   Selection resolve(hid_t file_space, hid_t dxpl) const;
   std::vector<ChunkPiece> pieces_of(hid_t space, const ChunkGrid& grid) const;
   std::vector<std::uint64_t> extent(hid_t dxpl) const;
-  /// Origins of the stored chunks, by the native chunk iteration (sparse_extent.cpp).
-  std::vector<std::vector<std::uint64_t>> stored_chunks(hid_t dxpl) const;
 
   /// The stored structured chunk at `origin`, empty if none is stored.
   StructuredChunk read_chunk(const std::vector<std::uint64_t>& origin, hid_t dxpl) const;

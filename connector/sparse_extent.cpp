@@ -17,6 +17,7 @@
 #include "error_stack.hpp"
 #include "h5sparse/error.hpp"
 #include "h5sparse/extent_change.hpp"
+#include "native_dataset.hpp"
 #include "sparse_dataset.hpp"
 
 namespace h5sparse::vol {
@@ -34,39 +35,7 @@ struct Saved {
   StructuredChunk chunk;
 };
 
-H5D_chunk_index_t chunk_index_of(void* under, hid_t under_vol_id, hid_t dxpl) {
-  H5D_chunk_index_t index = H5D_CHUNK_IDX_BTREE;
-  H5VL_native_dataset_optional_args_t nargs{};
-  nargs.get_chunk_idx_type.idx_type = &index;
-  H5VL_optional_args_t args{H5VL_NATIVE_DATASET_GET_CHUNK_INDEX_TYPE, &nargs};
-  throw_if_negative(H5VLdataset_optional(under, under_vol_id, &args, dxpl, nullptr),
-                    "cannot query the chunk index type");
-  return index;
-}
-
 }  // namespace
-
-std::vector<std::vector<std::uint64_t>> SparseDataset::stored_chunks(hid_t dxpl) const {
-  struct Collect {
-    Origins origins;
-    std::size_t rank;
-  } collect{{}, params_.layout.dims.size()};
-  H5VL_native_dataset_optional_args_t nargs{};
-  nargs.chunk_iter.op = [](const hsize_t* offset, unsigned, haddr_t, hsize_t, void* data) -> int {
-    auto* c = static_cast<Collect*>(data);
-    try {
-      c->origins.emplace_back(offset, offset + c->rank);
-    } catch (...) {
-      return H5_ITER_ERROR;
-    }
-    return H5_ITER_CONT;
-  };
-  nargs.chunk_iter.op_data = &collect;
-  H5VL_optional_args_t args{H5VL_NATIVE_DATASET_CHUNK_ITER, &nargs};
-  throw_if_negative(H5VLdataset_optional(under_, under_vol_id_, &args, dxpl, nullptr),
-                    "cannot iterate over the stored chunks");
-  return std::move(collect.origins);
-}
 
 void SparseDataset::set_extent(const hsize_t* size, hid_t dxpl) {
   const std::vector<std::uint64_t> old_dims = extent(dxpl);
@@ -75,7 +44,7 @@ void SparseDataset::set_extent(const hsize_t* size, hid_t dxpl) {
   const std::size_t es = params_.layout.element_size;
   const bool to_zero = std::any_of(new_dims.begin(), new_dims.end(), [](std::uint64_t n) { return n == 0; }) &&
                        std::none_of(old_dims.begin(), old_dims.end(), [](std::uint64_t n) { return n == 0; });
-  H5SPARSE_FAIL_IF(to_zero && chunk_index_of(under_, under_vol_id_, dxpl) == H5D_CHUNK_IDX_SINGLE,
+  H5SPARSE_FAIL_IF(to_zero && chunk_index_type(under_, under_vol_id_, dxpl) == H5D_CHUNK_IDX_SINGLE,
                    ErrorCode::unsupported,
                    "refusing to shrink a dimension to 0 on a dataset with a single-chunk index: HDF5 1.14.5 "
                    "frees the chunk but leaves its address in the file, which it then cannot read (dense "
@@ -85,8 +54,8 @@ void SparseDataset::set_extent(const hsize_t* size, hid_t dxpl) {
   if (change.boundary_bound() <= kLookupLimit) {
     change.for_each_boundary_chunk([&](const std::vector<std::uint64_t>& o) { candidates.push_back(o); });
   } else {
-    for (std::vector<std::uint64_t>& o : stored_chunks(dxpl))
-      if (change.is_boundary(o)) candidates.push_back(std::move(o));
+    for (const IndexEntry& e : stored_chunk_index(under_, under_vol_id_, old_dims.size(), dxpl))
+      if (change.is_boundary({e.origin.begin(), e.origin.end()})) candidates.emplace_back(e.origin.begin(), e.origin.end());
   }
   // Before HDF5 moves the extent: erase what a grow exposes, keep what a shrink rewrites.
   std::vector<Saved> rewritten;
