@@ -77,9 +77,15 @@ std::optional<StoredChunk> read_stored_chunk(void* under, hid_t under_vol_id, co
       native_dataset_optional(under, under_vol_id, H5VL_NATIVE_DATASET_GET_CHUNK_INFO_BY_COORD, &nargs, dxpl),
       "cannot look up a stored chunk");
   if (size == 0 || chunk.addr == HADDR_UNDEF) return std::nullopt;
-  chunk.bytes.resize(size);
-  nargs = {};
-  nargs.chunk_read.offset = origin.data();
+  return read_listed_chunk(under, under_vol_id, IndexEntry{origin, size, chunk.addr}, dxpl);
+}
+
+StoredChunk read_listed_chunk(void* under, hid_t under_vol_id, const IndexEntry& entry, hid_t dxpl) {
+  StoredChunk chunk;
+  chunk.addr = entry.addr;
+  chunk.bytes.resize(entry.size);
+  H5VL_native_dataset_optional_args_t nargs{};
+  nargs.chunk_read.offset = entry.origin.data();
   nargs.chunk_read.buf = chunk.bytes.data();
   throw_if_negative(native_dataset_optional(under, under_vol_id, H5VL_NATIVE_DATASET_CHUNK_READ, &nargs, dxpl),
                     "cannot read a stored chunk");
@@ -94,10 +100,10 @@ struct IterState {
   std::vector<IndexEntry>* entries;
 };
 
-int collect_entry(const hsize_t* offset, unsigned /*filter_mask*/, haddr_t /*addr*/, hsize_t size, void* data) {
+int collect_entry(const hsize_t* offset, unsigned /*filter_mask*/, haddr_t addr, hsize_t size, void* data) {
   auto* state = static_cast<IterState*>(data);
   try {
-    state->entries->push_back({std::vector<hsize_t>(offset, offset + state->rank), size});
+    state->entries->push_back({std::vector<hsize_t>(offset, offset + state->rank), size, addr});
   } catch (...) {
     return H5_ITER_ERROR;  // out of memory: the iteration fails, HDF5 reports it
   }

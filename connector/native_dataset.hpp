@@ -47,7 +47,11 @@ std::optional<StoredChunk> read_stored_chunk(void* under, hid_t under_vol_id, co
 struct IndexEntry {
   std::vector<hsize_t> origin;  ///< the chunk's first element
   hsize_t size;                 ///< stored bytes
+  haddr_t addr;                 ///< where in the file
 };
+
+/// The chunk an index entry lists, read without looking it up again.
+StoredChunk read_listed_chunk(void* under, hid_t under_vol_id, const IndexEntry& entry, hid_t dxpl);
 
 /// Every stored chunk, in the index's order (H5Dchunk_iter; collected first, so that callers
 /// may do chunk I/O of their own with the result).

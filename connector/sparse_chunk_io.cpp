@@ -68,6 +68,8 @@ class ChunkAccess {
     return read_stored_chunk(o_->under, o_->under_vol_id, origin, dxpl_);
   }
 
+  StoredChunk read(const IndexEntry& e) const { return read_listed_chunk(o_->under, o_->under_vol_id, e, dxpl_); }
+
   /// The sections of a stored chunk (header and stored checksums verified).
   std::array<SectionBytes, 2> sections(const StoredChunk& chunk, const std::vector<hsize_t>& origin) const {
     H5SPARSE_FAIL_IF(chunk.filter_mask != 0, ErrorCode::unsupported,
@@ -157,12 +159,11 @@ class ChunkAccess {
         if (!meets) continue;
       }
       if (seen++ != a.chunk_index) continue;
-      const std::optional<StoredChunk> chunk = read(e.origin);
-      H5SPARSE_FAIL_IF(!chunk, ErrorCode::corrupt_data, where(e.origin) + ": listed by the chunk index but unreadable");
-      describe(sections(*chunk, e.origin), a.chunk_info);
+      const StoredChunk chunk = read(e);
+      describe(sections(chunk, e.origin), a.chunk_info);
       if (a.offset) std::copy(e.origin.begin(), e.origin.end(), a.offset);
-      if (a.addr) *a.addr = chunk->addr;
-      if (a.chunk_size) *a.chunk_size = chunk->bytes.size();
+      if (a.addr) *a.addr = chunk.addr;
+      if (a.chunk_size) *a.chunk_size = chunk.bytes.size();
       return;
     }
     throw Error(ErrorCode::invalid_argument, context() + ": chunk index " + std::to_string(a.chunk_index) +
@@ -186,12 +187,11 @@ class ChunkAccess {
   int iterate(const H5SparseStructChunkIterArgs& a) const {
     H5SPARSE_FAIL_IF(a.op == nullptr, ErrorCode::invalid_argument, context() + ": no callback given");
     for (const IndexEntry& e : index()) {
-      const std::optional<StoredChunk> chunk = read(e.origin);
-      H5SPARSE_FAIL_IF(!chunk, ErrorCode::corrupt_data, where(e.origin) + ": listed by the chunk index but unreadable");
+      const StoredChunk chunk = read(e);
       h5sparse_struct_chunk_info_t info;
-      describe(sections(*chunk, e.origin), &info);
-      haddr_t addr = chunk->addr;
-      hsize_t size = chunk->bytes.size();
+      describe(sections(chunk, e.origin), &info);
+      haddr_t addr = chunk.addr;
+      hsize_t size = chunk.bytes.size();
       const int rc = a.op(e.origin.data(), &info, &addr, &size, a.op_data_size, a.op_data);
       H5SPARSE_FAIL_IF(rc < 0, ErrorCode::invalid_argument,
                        where(e.origin) + ": the iteration callback failed (returned " + std::to_string(rc) + ")");
