@@ -63,19 +63,7 @@ struct Window {
 };
 
 std::vector<std::uint64_t> parse_list(const std::string& text, const char* option) {
-  std::vector<std::uint64_t> values;
-  std::size_t at = 0;
-  while (at <= text.size()) {
-    const std::size_t end = std::min(text.find(',', at), text.size());
-    const std::string part = text.substr(at, end - at);
-    char* stop = nullptr;
-    const unsigned long long v = std::strtoull(part.c_str(), &stop, 10);
-    if (part.empty() || *stop != '\0' || part[0] == '-')
-      fail(ErrorCode::invalid_argument, std::string(option) + " wants comma-separated counts like 0,10, got \"" + text + "\"");
-    values.push_back(v);
-    at = end + 1;
-  }
-  return values;
+  return parse_numbers(text, ",", std::string(option) + " wants comma-separated counts like 0,10, got \"" + text + "\"");
 }
 
 Window window_of(const Arguments& args, const std::vector<std::uint64_t>& dims, const std::string& path) {

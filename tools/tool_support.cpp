@@ -4,7 +4,9 @@
 #include <H5LTpublic.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <climits>
 #include <cstdlib>
 #include <sys/stat.h>
@@ -162,6 +164,29 @@ std::string dataspace_text(hid_t dset) {
   if (kind == H5S_SCALAR) return "SCALAR";
   if (kind == H5S_NULL) return "NULL";
   return "SIMPLE { " + dims_text(dataset_dims(dset)) + " / " + dims_text(dataset_maxdims(dset)) + " }";
+}
+
+std::vector<std::uint64_t> parse_numbers(const std::string& text, const char* separators, const std::string& complaint) {
+  std::vector<std::uint64_t> values;
+  std::size_t at = 0;
+  while (at <= text.size()) {
+    const std::size_t end = std::min(text.find_first_of(separators, at), text.size());
+    const std::string part = text.substr(at, end - at);
+    char* stop = nullptr;
+    errno = 0;
+    const unsigned long long v = std::strtoull(part.c_str(), &stop, 10);
+    if (part.empty() || !std::isdigit(static_cast<unsigned char>(part[0])) || *stop != '\0' || errno == ERANGE)
+      fail(ErrorCode::invalid_argument, complaint);
+    values.push_back(v);
+    at = end + 1;
+  }
+  return values;
+}
+
+std::string thousands(std::uint64_t v) {
+  std::string s = std::to_string(v);
+  for (int i = int(s.size()) - 3; i > 0; i -= 3) s.insert(std::size_t(i), ",");
+  return s;
 }
 
 std::string quoted(const std::string& text) { return "\"" + text + "\""; }

@@ -55,6 +55,13 @@ std::string dataspace_text(hid_t dset);
 /// "( 16, 16 )"
 std::string dims_text(const std::vector<std::uint64_t>& dims);
 
+/// Non-negative integers separated by any of `separators` ("64x64", "0,10"); throws
+/// Error(invalid_argument, complaint) on anything else.
+std::vector<std::uint64_t> parse_numbers(const std::string& text, const char* separators, const std::string& complaint);
+
+/// "1,234,567": counts in reports.
+std::string thousands(std::uint64_t v);
+
 /// Quotes a dataset path for DDL output as h5dump does ("/a/b" -> "\"/a/b\"").
 std::string quoted(const std::string& text);
 
