@@ -24,7 +24,7 @@ struct WrapContext {
 void* get_object(const void* obj) noexcept {
   return call_guarded<void*>(Origin::connector, "get_object", nullptr, [&] {
     const auto* o = static_cast<const Object*>(obj);
-    return H5VLget_object(o->under, o->under_vol_id);
+    return is_native_connector(o->under_vol_id) ? o->under : H5VLget_object(o->under, o->under_vol_id);
   });
 }
 
@@ -32,8 +32,8 @@ herr_t get_wrap_ctx(const void* obj, void** wrap_ctx) noexcept {
   return call_guarded<herr_t>(Origin::connector, "get_wrap_ctx", -1, [&]() -> herr_t {
     const auto* o = static_cast<const Object*>(obj);
     auto* ctx = new WrapContext{o->under_vol_id, nullptr};
-    H5Iinc_ref(o->under_vol_id);
-    if (H5VLget_wrap_ctx(o->under, o->under_vol_id, &ctx->under_wrap_ctx) < 0) {
+    retain_connector(o->under_vol_id);
+    if (!is_native_connector(o->under_vol_id) && H5VLget_wrap_ctx(o->under, o->under_vol_id, &ctx->under_wrap_ctx) < 0) {
       free_wrap_ctx(ctx);
       return -1;
     }
@@ -45,7 +45,9 @@ herr_t get_wrap_ctx(const void* obj, void** wrap_ctx) noexcept {
 void* wrap_object(void* obj, H5I_type_t obj_type, void* wrap_ctx) noexcept {
   return call_guarded<void*>(Origin::connector, "wrap_object", nullptr, [&]() -> void* {
     auto* ctx = static_cast<WrapContext*>(wrap_ctx);
-    void* under = H5VLwrap_object(obj, obj_type, ctx->under_vol_id, ctx->under_wrap_ctx);
+    void* under = is_native_connector(ctx->under_vol_id)
+                      ? obj
+                      : H5VLwrap_object(obj, obj_type, ctx->under_vol_id, ctx->under_wrap_ctx);
     Object* object = wrap_under(under, ctx->under_vol_id);
     // Datasets HDF5 wraps itself (e.g. reopened by H5Drefresh) keep their sparse meaning.
     if (object != nullptr && obj_type == H5I_DATASET) attach_sparse(object, H5P_DATASET_XFER_DEFAULT);
@@ -56,7 +58,7 @@ void* wrap_object(void* obj, H5I_type_t obj_type, void* wrap_ctx) noexcept {
 void* unwrap_object(void* obj) noexcept {
   return call_guarded<void*>(Origin::connector, "unwrap_object", nullptr, [&]() -> void* {
     Object* o = as_object(obj);
-    void* under = H5VLunwrap_object(o->under, o->under_vol_id);
+    void* under = is_native_connector(o->under_vol_id) ? o->under : H5VLunwrap_object(o->under, o->under_vol_id);
     if (under != nullptr) free_wrapper(o);
     return under;
   });
@@ -65,10 +67,9 @@ void* unwrap_object(void* obj) noexcept {
 herr_t free_wrap_ctx(void* wrap_ctx) noexcept {
   return call_guarded<herr_t>(Origin::connector, "free_wrap_ctx", -1, [&]() -> herr_t {
     auto* ctx = static_cast<WrapContext*>(wrap_ctx);
-    hdf5::preserving_error_stack([ctx] {
-      if (ctx->under_wrap_ctx != nullptr) H5VLfree_wrap_ctx(ctx->under_wrap_ctx, ctx->under_vol_id);
-      H5Idec_ref(ctx->under_vol_id);
-    });
+    if (ctx->under_wrap_ctx != nullptr)
+      hdf5::preserving_error_stack([ctx] { H5VLfree_wrap_ctx(ctx->under_wrap_ctx, ctx->under_vol_id); });
+    release_connector(ctx->under_vol_id);
     delete ctx;
     return 0;
   });
