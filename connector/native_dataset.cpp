@@ -63,6 +63,23 @@ std::string dataset_name(void* under, hid_t under_vol_id) {
   return name;
 }
 
+bool swmr_writing(void* under, hid_t under_vol_id, hid_t dxpl) {
+  H5VL_loc_params_t loc{};
+  loc.type = H5VL_OBJECT_BY_SELF;
+  loc.obj_type = H5I_DATASET;
+  void* file = nullptr;
+  H5VL_object_get_args_t get{};
+  get.op_type = H5VL_OBJECT_GET_FILE;
+  get.args.get_file.file = &file;
+  throw_if_negative(H5VLobject_get(under, &loc, under_vol_id, &get, dxpl, nullptr), "cannot find the dataset's file");
+  unsigned intent = 0;
+  H5VL_file_get_args_t file_get{};
+  file_get.op_type = H5VL_FILE_GET_INTENT;
+  file_get.args.get_intent.flags = &intent;
+  throw_if_negative(H5VLfile_get(file, under_vol_id, &file_get, dxpl, nullptr), "cannot read the file's access mode");
+  return (intent & H5F_ACC_SWMR_WRITE) != 0;
+}
+
 std::optional<StoredChunk> read_stored_chunk(void* under, hid_t under_vol_id, const std::vector<hsize_t>& origin,
                                              hid_t dxpl) {
   // Chunk info by coordinate reports a missing chunk as size 0 (the storage-size query fails).

@@ -32,6 +32,10 @@ std::string coords_text(const std::vector<std::uint64_t>& coords);
 /// The dataset's path in its file ("" when it cannot be found), for messages.
 std::string dataset_name(void* under, hid_t under_vol_id);
 
+/// Whether the dataset's file is open for SWMR writing (H5F_ACC_SWMR_WRITE or
+/// H5Fstart_swmr_write).
+bool swmr_writing(void* under, hid_t under_vol_id, hid_t dxpl);
+
 /// A chunk as the native connector stores it.
 struct StoredChunk {
   Bytes bytes;

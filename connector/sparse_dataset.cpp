@@ -105,10 +105,12 @@ std::string SparseDataset::where(const std::vector<std::uint64_t>& origin) const
   return "dataset '" + dataset_name(under_, under_vol_id_) + "', chunk at " + coords_text(origin);
 }
 
-StructuredChunk SparseDataset::read_chunk(const std::vector<std::uint64_t>& origin, hid_t dxpl) const {
+StructuredChunk SparseDataset::read_chunk(const std::vector<std::uint64_t>& origin, hid_t dxpl,
+                                          std::size_t* stored_size) const {
   const std::optional<StoredChunk> stored =
       read_stored_chunk(under_, under_vol_id_, std::vector<hsize_t>(origin.begin(), origin.end()), dxpl);
   if (!stored) return StructuredChunk::empty(params_.layout);
+  if (stored_size != nullptr) *stored_size = stored->bytes.size();
   try {
     if (stored->filter_mask & 1) {
       // Stored with the structured-chunk filter skipped: a dense chunk, every element defined.
@@ -122,14 +124,22 @@ StructuredChunk SparseDataset::read_chunk(const std::vector<std::uint64_t>& orig
   }
 }
 
-void SparseDataset::write_chunk(const std::vector<std::uint64_t>& origin, const StructuredChunk& chunk,
-                                hid_t dxpl) const {
+void SparseDataset::write_chunk(const std::vector<std::uint64_t>& origin, const StructuredChunk& chunk, hid_t dxpl,
+                                std::size_t avoid_size) const {
   const Bytes stored = encode_chunk(chunk, params_.layout);
-  write_stored(origin, {stored.data(), stored.size()}, dxpl);
+  write_stored(origin, {stored.data(), stored.size()}, dxpl, avoid_size);
 }
 
-void SparseDataset::write_stored(const std::vector<std::uint64_t>& origin, ByteView stored, hid_t dxpl) const {
-  write_stored_chunk(under_, under_vol_id_, std::vector<hsize_t>(origin.begin(), origin.end()), stored, dxpl);
+void SparseDataset::write_stored(const std::vector<std::uint64_t>& origin, ByteView stored, hid_t dxpl,
+                                 std::size_t avoid_size) const {
+  const std::vector<hsize_t> at(origin.begin(), origin.end());
+  if (stored.size != avoid_size) {
+    write_stored_chunk(under_, under_vol_id_, at, stored, dxpl);
+    return;
+  }
+  Bytes padded(stored.data, stored.data + stored.size);
+  avoid_chunk_size(padded, avoid_size);
+  write_stored_chunk(under_, under_vol_id_, at, padded, dxpl);
 }
 
 namespace {
@@ -245,6 +255,9 @@ void SparseDataset::write(hid_t mem_type, hid_t mem_space, hid_t file_space, hid
 
   const std::vector<ChunkPiece> pieces = pieces_of(sel.space, sel.grid);
   const std::uint64_t chunk_elements = params_.layout.element_count();
+  // An SWMR writer never frees a chunk it replaces, but rewrites one of unchanged size in
+  // place: change the size, so the flushed copy stays intact for readers and crashes.
+  const bool relocate = swmr_writing(under_, under_vol_id_, dxpl);
   const Bytes zeros(es, 0);
   const std::uint8_t* fill = params_.fill.empty() ? zeros.data() : params_.fill.data();
   const bool skip_fill = params_.fill_is_undefined();
@@ -292,7 +305,9 @@ void SparseDataset::write(hid_t mem_type, hid_t mem_space, hid_t file_space, hid
       covered.for_each_run([&](std::uint64_t first, std::uint64_t length) { scan(&staging[first * es], length, first); });
     }
     const std::vector<std::uint64_t> origin = sel.grid.chunk_origin(pieces[begin].chunk);
-    StructuredChunk chunk = read_chunk(origin, dxpl);
+    std::size_t replaced_size = 0;
+    StructuredChunk chunk = read_chunk(origin, dxpl, &replaced_size);
+    if (!relocate) replaced_size = 0;
     if (chunk.defined.none()) {
       if (written.none()) {  // only fill values written (fill-is-undefined) where nothing was defined
         begin = end;
@@ -300,13 +315,13 @@ void SparseDataset::write(hid_t mem_type, hid_t mem_space, hid_t file_space, hid
       }
       write_stored(origin,
                    encode_chunk_in_place(written, packed.data(), std::size_t(out - values_start), params_.layout, spill),
-                   dxpl);
+                   dxpl, replaced_size);
     } else {
       ChunkSelection undefined = covered;  // written fill values, with the fill-is-undefined option
       undefined.subtract(written);
       merge_write(chunk, written, values_start, es);
       if (!undefined.none()) h5sparse::erase(chunk, undefined, es);
-      write_chunk(origin, chunk, dxpl);
+      write_chunk(origin, chunk, dxpl, replaced_size);
     }
     begin = end;
   }
@@ -364,16 +379,18 @@ void SparseDataset::erase(hid_t file_space, hid_t dxpl) {
   const Selection sel = resolve(file_space, dxpl);
   const std::vector<ChunkPiece> pieces = pieces_of(sel.space, sel.grid);
   const std::uint64_t chunk_elements = params_.layout.element_count();
+  const bool relocate = swmr_writing(under_, under_vol_id_, dxpl);  // see write()
   for (std::size_t begin = 0; begin < pieces.size();) {
     std::size_t end = begin;
     while (end < pieces.size() && pieces[end].chunk == pieces[begin].chunk) ++end;
     const std::vector<std::uint64_t> origin = sel.grid.chunk_origin(pieces[begin].chunk);
-    StructuredChunk chunk = read_chunk(origin, dxpl);
+    std::size_t replaced_size = 0;
+    StructuredChunk chunk = read_chunk(origin, dxpl, &replaced_size);
     if (!chunk.defined.none()) {
       ChunkSelection erased(chunk_elements);
       for (std::size_t i = begin; i < end; ++i) erased.set_range(pieces[i].in_chunk_start, pieces[i].length);
       h5sparse::erase(chunk, erased, params_.layout.element_size);
-      write_chunk(origin, chunk, dxpl);
+      write_chunk(origin, chunk, dxpl, relocate ? replaced_size : 0);
     }
     begin = end;
   }

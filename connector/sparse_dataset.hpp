@@ -59,11 +59,17 @@ class SparseDataset {
   std::vector<ChunkPiece> pieces_of(hid_t space, const ChunkGrid& grid) const;
   std::vector<std::uint64_t> extent(hid_t dxpl) const;
 
-  /// The stored structured chunk at `origin`, empty if none is stored.
-  StructuredChunk read_chunk(const std::vector<std::uint64_t>& origin, hid_t dxpl) const;
-  void write_chunk(const std::vector<std::uint64_t>& origin, const StructuredChunk& chunk, hid_t dxpl) const;
-  /// Stores already encoded chunk bytes.
-  void write_stored(const std::vector<std::uint64_t>& origin, ByteView stored, hid_t dxpl) const;
+  /// The stored structured chunk at `origin`, empty if none is stored; its stored size goes
+  /// to `stored_size` when one is stored.
+  StructuredChunk read_chunk(const std::vector<std::uint64_t>& origin, hid_t dxpl,
+                             std::size_t* stored_size = nullptr) const;
+  /// Stores a chunk (write_chunk: encodes it; write_stored: already encoded) at `origin`, in a
+  /// size other than `avoid_size` (avoid_chunk_size), so that HDF5 moves the chunk instead of
+  /// overwriting the one of that size (SWMR writers; 0: any size).
+  void write_chunk(const std::vector<std::uint64_t>& origin, const StructuredChunk& chunk, hid_t dxpl,
+                   std::size_t avoid_size = 0) const;
+  void write_stored(const std::vector<std::uint64_t>& origin, ByteView stored, hid_t dxpl,
+                    std::size_t avoid_size = 0) const;
   /// "dataset '/a/b', chunk at (0, 64)": context for error messages.
   std::string where(const std::vector<std::uint64_t>& origin) const;
 

@@ -30,9 +30,9 @@ def parse_chunk(raw):
     raw = bytes(raw)
     if len(raw) < HEADER_SIZE or raw[:4] != MAGIC:
         raise ValueError("not a structured chunk (no H5SC magic)")
-    version, nsections, reserved = raw[4], raw[5], struct.unpack_from("<H", raw, 6)[0]
-    if version != 1 or nsections != 2 or reserved != 0:
-        raise ValueError(f"unexpected header: version {version}, {nsections} sections, reserved {reserved}")
+    version, nsections, padding = raw[4], raw[5], struct.unpack_from("<H", raw, 6)[0]
+    if version != 1 or nsections != 2:
+        raise ValueError(f"unexpected header: version {version}, {nsections} sections")
     sections = []
     pos = HEADER_SIZE
     for s in range(2):
@@ -40,8 +40,9 @@ def parse_chunk(raw):
         (ck,) = struct.unpack_from("<Q", raw, 8 + 24 * s + 16)
         sections.append(Section(stored, unfiltered, mask, stored_ck, ck, raw[pos:pos + stored]))
         pos += stored
-    if pos != len(raw):
-        raise ValueError(f"sections add up to {pos} bytes, chunk has {len(raw)}")
+    if pos + padding != len(raw) or any(raw[pos:]):
+        raise ValueError(f"sections and {padding} zero bytes of padding add up to {pos + padding} bytes, "
+                         f"chunk has {len(raw)}")
     return sections
 
 

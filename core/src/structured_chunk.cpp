@@ -95,7 +95,7 @@ void write_header(const ChunkHeader& header, std::uint8_t* out) {
   std::memcpy(out, kMagic, 4);
   out[4] = ChunkHeader::kVersion;
   out[5] = 2;  // section count
-  out[6] = out[7] = 0;
+  out[6] = out[7] = 0;  // no padding
   for (int s = 0; s < 2; ++s) {
     std::uint8_t* p = out + 8 + kSectionInfoSize * std::size_t(s);
     const SectionInfo& info = header.sections[std::size_t(s)];
@@ -157,6 +157,18 @@ Bytes serialize_chunk(const ChunkHeader& header, const std::array<const std::uin
   return out;
 }
 
+void avoid_chunk_size(Bytes& chunk, std::size_t size) {
+  if (chunk.size() != size) return;
+  const ChunkHeader header = read_chunk_header(chunk.data(), chunk.size());
+  H5SPARSE_FAIL_IF(header.padding == 0xFFFF, ErrorCode::unsupported, "structured chunk padding is full");
+  // The header records the padding, under its checksum (docs/FORMAT.md).
+  const std::uint16_t padding = std::uint16_t(header.padding + 1);
+  chunk.push_back(0);
+  chunk[6] = std::uint8_t(padding);
+  chunk[7] = std::uint8_t(padding >> 8);
+  put_u32(chunk.data() + kHeaderChecksumOffset, std::uint32_t(XXH3_64bits(chunk.data(), kHeaderChecksumOffset)));
+}
+
 ChunkHeader read_chunk_header(const std::uint8_t* data, std::size_t size) {
   H5SPARSE_FAIL_IF(size < ChunkHeader::kSize, ErrorCode::corrupt_data,
           "structured chunk of " + std::to_string(size) + " bytes is shorter than its 60-byte header");
@@ -165,10 +177,10 @@ ChunkHeader read_chunk_header(const std::uint8_t* data, std::size_t size) {
           ErrorCode::corrupt_data, "structured chunk header checksum mismatch");
   H5SPARSE_FAIL_IF(data[4] != ChunkHeader::kVersion, ErrorCode::unsupported,
           "structured chunk format version " + std::to_string(data[4]) + " is newer than this reader (1)");
-  H5SPARSE_FAIL_IF(data[5] != 2 || data[6] != 0 || data[7] != 0, ErrorCode::corrupt_data,
-          "structured chunk header: unexpected section count or reserved bits");
+  H5SPARSE_FAIL_IF(data[5] != 2, ErrorCode::corrupt_data, "structured chunk header: unexpected section count");
   ChunkHeader header{};
-  std::uint64_t total = ChunkHeader::kSize;
+  header.padding = std::uint16_t(data[6] | data[7] << 8);
+  std::uint64_t total = ChunkHeader::kSize + header.padding;
   for (int s = 0; s < 2; ++s) {
     const std::uint8_t* p = data + 8 + kSectionInfoSize * std::size_t(s);
     SectionInfo& info = header.sections[std::size_t(s)];
@@ -182,6 +194,8 @@ ChunkHeader read_chunk_header(const std::uint8_t* data, std::size_t size) {
   H5SPARSE_FAIL_IF(total != size, ErrorCode::corrupt_data,
           "structured chunk sections add up to " + std::to_string(total) + " bytes, stored chunk has " +
               std::to_string(size));
+  H5SPARSE_FAIL_IF(std::any_of(data + size - header.padding, data + size, [](std::uint8_t b) { return b != 0; }),
+          ErrorCode::corrupt_data, "structured chunk padding is not zero");
   return header;
 }
 

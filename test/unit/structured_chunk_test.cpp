@@ -194,3 +194,34 @@ TEST(SparseLayout, BadParametersAreRefused) {
   const std::vector<unsigned> truncated = {kSparseParamsMagic, 0, 4, 2, 16};
   EXPECT_THROW(from_cd_values(truncated.data(), truncated.size()), Error);
 }
+
+// A rewrite of unchanged size would be done in place by HDF5; avoid_chunk_size gives the
+// same content in another size (so an SWMR writer's flushed copy is never overwritten).
+TEST(StructuredChunk, ResizedEncodingKeepsTheContentAndChangesTheSize) {
+  std::mt19937 rng(7);
+  for (const auto& selection : kPipelines) {
+    const ChunkLayout l = layout_with(selection, {});
+    for (double density : {0.0, 0.05, 0.5, 1.0}) {
+      const StructuredChunk c = random_chunk(l, density, rng);
+      const Bytes usual = encode_chunk(c, l);
+      Bytes moved = usual;
+      avoid_chunk_size(moved, usual.size() + 1);
+      EXPECT_EQ(moved, usual) << "no need to change: the usual encoding";
+      avoid_chunk_size(moved, usual.size());
+      EXPECT_NE(moved.size(), usual.size()) << "density " << density;
+      const StructuredChunk back = decode_chunk(moved.data(), moved.size(), l);
+      EXPECT_EQ(back.defined.words(), c.defined.words());
+      EXPECT_EQ(back.values, c.values);
+      EXPECT_EQ(read_chunk_header(moved.data(), moved.size()).padding, 1);
+      Bytes dirty = moved;  // padding must be zero
+      dirty.back() = 1;
+      EXPECT_THROW(decode_chunk(dirty.data(), dirty.size(), l), Error);
+      Bytes cut(moved.begin(), moved.end() - 1);  // the header promises the padding
+      EXPECT_THROW(decode_chunk(cut.data(), cut.size(), l), Error);
+      Bytes twice = moved;  // padding again: two bytes
+      avoid_chunk_size(twice, moved.size());
+      EXPECT_EQ(read_chunk_header(twice.data(), twice.size()).padding, 2);
+      EXPECT_EQ(decode_chunk(twice.data(), twice.size(), l).values, c.values);
+    }
+  }
+}

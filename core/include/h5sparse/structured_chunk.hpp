@@ -44,6 +44,7 @@ struct ChunkHeader {
   static constexpr std::size_t kSize = 60;
   static constexpr std::uint8_t kVersion = 1;
   std::array<SectionInfo, 2> sections;
+  std::uint16_t padding = 0;  ///< zero bytes after section 1
 };
 
 /// Serializes a chunk: selection and values through their pipelines, checksums, header.
@@ -58,6 +59,12 @@ std::size_t values_offset_in_place(const ChunkLayout& layout);
 /// values); otherwise it is assembled in `spill`. Returns the encoded chunk.
 ByteView encode_chunk_in_place(const ChunkSelection& defined, std::uint8_t* buffer, std::size_t values_size,
                                const ChunkLayout& layout, Bytes& spill);
+
+/// When a serialized chunk is `size` bytes long, adds one byte of padding (docs/FORMAT.md).
+/// HDF5 rewrites a chunk of unchanged size in place; only a chunk whose size changes moves,
+/// and an SWMR writer never frees the copy it replaces, so the flushed copy survives
+/// (docs/DESIGN.md, "SWMR and crash consistency").
+void avoid_chunk_size(Bytes& chunk, std::size_t size);
 
 /// Parses and validates the header only (magic, version, section count, header checksum,
 /// sizes adding up to `size`); throws Error(corrupt_data) naming the first problem.
