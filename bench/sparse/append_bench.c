@@ -9,7 +9,10 @@
  * repetitions run in rounds; size = the file's final size. After each run the dataset is read
  * back and compared with what was written (sparse and dense must agree).
  *
- *   scripts/dev run build/bin/append_bench DIR [REPS]     # DIR: a scratch directory
+ *   scripts/dev run build/bin/append_bench DIR [REPS [ONLY]]   # DIR: a scratch directory
+ *
+ * ONLY (e.g. "sparse/none/plain", for a profiler) runs the configurations whose
+ * "layout/compression/mode" name contains it and prints their times only.
  *
  * Needs HDF5_VOL_CONNECTOR (scripts/dev run sets it); prints a Markdown table. */
 #include <hdf5.h>
@@ -142,16 +145,23 @@ int main(int argc, char **argv) {
   const int nconfigs = (int)(sizeof configs / sizeof configs[0]);
   char path[4096];
   snprintf(path, sizeof path, "%s/append_bench.h5", argv[1]);
+  const char *only = argc > 3 ? argv[3] : NULL;
   H5open();
   for (int r = 0; r < reps; r++)
-    for (int i = 0; i < nconfigs; i++)
+    for (int i = 0; i < nconfigs; i++) {
+      char name[128];
+      snprintf(name, sizeof name, "%s/%s/%s", configs[i].layout, configs[i].compression, configs[i].mode);
+      if (only != NULL && strstr(name, only) == NULL) continue;
       if (run(&configs[i], path) < 0) {
         fprintf(stderr, "%s/%s/%s failed or read back wrong data\n", configs[i].layout, configs[i].compression,
                 configs[i].mode);
         H5Eprint2(H5E_DEFAULT, stderr);
         return 1;
       }
+      if (only != NULL) printf("%s: %.3f s, %lld bytes\n", name, configs[i].best, configs[i].size);
+    }
   remove(path);
+  if (only != NULL) return 0;
   printf("| compression | mode | sparse time (s) | dense time (s) | sparse/dense time | sparse size (MiB) | dense size "
          "(MiB) | sparse/dense size |\n|---|---|---:|---:|---:|---:|---:|---:|\n");
   for (int i = 0; i < nconfigs; i += 2) {
