@@ -1,6 +1,10 @@
 // Native dataset operations on the dataset below (see native_dataset.hpp).
 #include "native_dataset.hpp"
 
+#ifdef H5SPARSE_PARALLEL
+#include "parallel_write.hpp"
+#endif
+
 #include <H5VLconnector_passthru.h>
 
 #include "error_stack.hpp"
@@ -153,6 +157,15 @@ H5D_chunk_index_t chunk_index_type(void* under, hid_t under_vol_id, hid_t dxpl) 
 void write_stored_chunk(void* under, hid_t under_vol_id, const std::vector<hsize_t>& origin, ByteView bytes,
                         hid_t dxpl) {
   H5SPARSE_FAIL_IF(bytes.size > 0xFFFFFFFFu, ErrorCode::unsupported, "a stored chunk is limited to 4 GiB");
+#ifdef H5SPARSE_PARALLEL
+  // Direct chunk writes from several MPI ranks silently lose data (issue 7): never on MPI-IO.
+  H5SPARSE_FAIL_IF(ParallelWrite::on_mpi_file(under, under_vol_id), ErrorCode::unsupported,
+          "dataset '" + dataset_name(under, under_vol_id) + "', chunk at " +
+              coords_text(std::vector<std::uint64_t>(origin.begin(), origin.end())) +
+              ": direct structured-chunk writes are refused on MPI-IO files (several ranks writing chunks "
+              "directly lose data); write and erase collectively (H5Dwrite with H5FD_MPIO_COLLECTIVE, "
+              "h5sparse_derase on every rank)");
+#endif
   H5VL_native_dataset_optional_args_t nargs{};
   nargs.chunk_write.offset = origin.data();
   nargs.chunk_write.filters = 0;

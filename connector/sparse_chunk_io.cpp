@@ -262,6 +262,10 @@ std::optional<herr_t> serve_chunk_operation(Object* o, H5VL_optional_args_t* arg
   if (!o->sparse) return std::nullopt;  // dense datasets: every native operation as it is
   switch (args->op_type) {
     case H5VL_NATIVE_DATASET_CHUNK_WRITE:
+      // Direct chunk writes from several MPI ranks silently lose data (issue 7).
+      H5SPARSE_FAIL_IF(o->sparse->on_mpi_file(), ErrorCode::unsupported,
+              "H5Dwrite_chunk on a sparse dataset of an MPI-IO file is refused (direct chunk writes from "
+              "several ranks lose data); write collectively with H5Dwrite");
       ChunkAccess(o, "H5Dwrite_chunk", dxpl)
           .check_native_write(static_cast<H5VL_native_dataset_optional_args_t*>(args->args)->chunk_write);
       return std::nullopt;  // valid: stored as given

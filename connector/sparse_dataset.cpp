@@ -16,6 +16,9 @@
 #include "h5sparse/error.hpp"
 #include "native_dataset.hpp"
 #include "object.hpp"
+#ifdef H5SPARSE_PARALLEL
+#include "parallel_write.hpp"
+#endif
 
 namespace h5sparse::vol {
 namespace {
@@ -45,6 +48,9 @@ std::unique_ptr<SparseDataset> SparseDataset::detect(void* under, hid_t under_vo
   throw_if_negative(H5Pget_fill_time(dcpl.get(), &fill_time), "cannot read the fill time");
   std::unique_ptr<SparseDataset> dataset(new SparseDataset(under, under_vol_id, std::move(params), std::move(type)));
   dataset->fill_never_ = fill_time == H5D_FILL_TIME_NEVER;
+#ifdef H5SPARSE_PARALLEL
+  dataset->mpi_file_ = ParallelWrite::on_mpi_file(under, under_vol_id);
+#endif
   return dataset;
 }
 
@@ -109,8 +115,13 @@ StructuredChunk SparseDataset::read_chunk(const std::vector<std::uint64_t>& orig
                                           std::size_t* stored_size) const {
   const std::optional<StoredChunk> stored =
       read_stored_chunk(under_, under_vol_id_, std::vector<hsize_t>(origin.begin(), origin.end()), dxpl);
+  if (stored && stored_size != nullptr) *stored_size = stored->bytes.size();
+  return decode_stored(origin, stored);
+}
+
+StructuredChunk SparseDataset::decode_stored(const std::vector<std::uint64_t>& origin,
+                                             const std::optional<StoredChunk>& stored) const {
   if (!stored) return StructuredChunk::empty(params_.layout);
-  if (stored_size != nullptr) *stored_size = stored->bytes.size();
   try {
     if (stored->filter_mask & 1) {
       // Stored with the structured-chunk filter skipped: a dense chunk, every element defined.
@@ -219,7 +230,31 @@ std::uint8_t* scan_piece(const std::uint8_t* src, std::uint64_t length, std::uin
 
 }  // namespace
 
+const std::uint8_t* SparseDataset::file_values(hid_t mem_type, hid_t mspace, std::size_t n, hid_t dxpl,
+                                               const void* buf, Bytes& values) const {
+  const std::size_t es = params_.layout.element_size;
+  const std::size_t mem_size = H5Tget_size(mem_type);
+  H5SPARSE_FAIL_IF(mem_size == 0, ErrorCode::invalid_argument, "invalid memory datatype");
+  const htri_t same = H5Tequal(mem_type, file_type_.get());
+  // The caller's buffer is already the selection in order, in the file type: read it in place.
+  if (same > 0 && H5Sget_select_type(mspace) == H5S_SEL_ALL) return static_cast<const std::uint8_t*>(buf);
+  values.resize(n * std::max(mem_size, es));
+  throw_if_negative(H5Dgather(mspace, buf, mem_type, n * mem_size, values.data(), nullptr, nullptr),
+                    "cannot gather the memory selection");
+  if (same <= 0) {
+    Bytes background(n * es, 0);
+    if (!params_.fill.empty())
+      for (std::size_t i = 0; i < n; ++i) std::memcpy(&background[i * es], params_.fill.data(), es);
+    throw_if_negative(H5Tconvert(mem_type, file_type_.get(), n, values.data(), background.data(), dxpl),
+                      "cannot convert the data to the dataset's datatype");
+  }
+  return values.data();
+}
+
 void SparseDataset::write(hid_t mem_type, hid_t mem_space, hid_t file_space, hid_t dxpl, const void* buf) {
+#ifdef H5SPARSE_PARALLEL
+  if (mpi_file_) return ParallelWrite::write(*this, mem_type, mem_space, file_space, dxpl, buf);
+#endif
   const Selection sel = resolve(file_space, dxpl);
   const hid_t mspace = mem_space == H5S_ALL ? sel.space : mem_space;
   const hssize_t mem_points = H5Sget_select_npoints(mspace);
@@ -230,28 +265,9 @@ void SparseDataset::write(hid_t mem_type, hid_t mem_space, hid_t file_space, hid
   if (sel.npoints == 0) return;
   H5SPARSE_FAIL_IF(buf == nullptr, ErrorCode::invalid_argument, "no data buffer to write from");
 
-  const std::size_t n = std::size_t(sel.npoints);
   const std::size_t es = params_.layout.element_size;
-  const std::size_t mem_size = H5Tget_size(mem_type);
-  H5SPARSE_FAIL_IF(mem_size == 0, ErrorCode::invalid_argument, "invalid memory datatype");
-  const htri_t same = H5Tequal(mem_type, file_type_.get());
-  // The caller's buffer is already the selection in order, in the file type: read it in place.
-  const bool in_place = same > 0 && H5Sget_select_type(mspace) == H5S_SEL_ALL;
   Bytes values;
-  const std::uint8_t* source = static_cast<const std::uint8_t*>(buf);
-  if (!in_place) {
-    values.resize(n * std::max(mem_size, es));
-    throw_if_negative(H5Dgather(mspace, buf, mem_type, n * mem_size, values.data(), nullptr, nullptr),
-                      "cannot gather the memory selection");
-    if (same <= 0) {
-      Bytes background(n * es, 0);
-      if (!params_.fill.empty())
-        for (std::size_t i = 0; i < n; ++i) std::memcpy(&background[i * es], params_.fill.data(), es);
-      throw_if_negative(H5Tconvert(mem_type, file_type_.get(), n, values.data(), background.data(), dxpl),
-                        "cannot convert the data to the dataset's datatype");
-    }
-    source = values.data();
-  }
+  const std::uint8_t* source = file_values(mem_type, mspace, std::size_t(sel.npoints), dxpl, buf, values);
 
   const std::vector<ChunkPiece> pieces = pieces_of(sel.space, sel.grid);
   const std::uint64_t chunk_elements = params_.layout.element_count();
@@ -376,6 +392,9 @@ void SparseDataset::diagnose_read(hid_t file_space, hid_t dxpl) const {
 }
 
 void SparseDataset::erase(hid_t file_space, hid_t dxpl) {
+#ifdef H5SPARSE_PARALLEL
+  if (mpi_file_) return ParallelWrite::erase(*this, file_space, dxpl);
+#endif
   const Selection sel = resolve(file_space, dxpl);
   const std::vector<ChunkPiece> pieces = pieces_of(sel.space, sel.grid);
   const std::uint64_t chunk_elements = params_.layout.element_count();

@@ -14,6 +14,7 @@
 #include "h5sparse/chunk_grid.hpp"
 #include "h5sparse/sparse_layout.hpp"
 #include "handle.hpp"
+#include "native_dataset.hpp"
 
 namespace h5sparse::vol {
 
@@ -45,8 +46,12 @@ class SparseDataset {
   void set_extent(const hsize_t* size, hid_t dxpl);
 
   const SparseParams& params() const { return params_; }
+  /// True when the dataset's file is on MPI-IO (parallel flavour only): writes and erases
+  /// then take the collective path (parallel_write.hpp), never direct chunk writes.
+  bool on_mpi_file() const { return mpi_file_; }
 
  private:
+  friend class ParallelWrite;
   SparseDataset(void* under, hid_t under_vol_id, SparseParams params, hdf5::Handle file_type);
 
   struct Selection {  // a file selection resolved against the current extent
@@ -70,6 +75,12 @@ class SparseDataset {
                    std::size_t avoid_size = 0) const;
   void write_stored(const std::vector<std::uint64_t>& origin, ByteView stored, hid_t dxpl,
                     std::size_t avoid_size = 0) const;
+  /// The structured chunk of what is stored at `origin` (nothing: empty).
+  StructuredChunk decode_stored(const std::vector<std::uint64_t>& origin, const std::optional<StoredChunk>& stored) const;
+  /// The selected memory elements in selection order, in the file datatype: `buf` itself when
+  /// it already is that, else gathered and converted into `storage`.
+  const std::uint8_t* file_values(hid_t mem_type, hid_t mem_space, std::size_t count, hid_t dxpl, const void* buf,
+                                  Bytes& storage) const;
   /// "dataset '/a/b', chunk at (0, 64)": context for error messages.
   std::string where(const std::vector<std::uint64_t>& origin) const;
 
@@ -78,6 +89,10 @@ class SparseDataset {
   SparseParams params_;
   hdf5::Handle file_type_;
   bool fill_never_ = false;  // H5D_FILL_TIME_NEVER: native reads leave unallocated parts alone
+  bool mpi_file_ = false;
+  // The collective transfer list of parallel erases. It outlives the call: HDF5 writes the
+  // actual I/O mode into the list its API context last used when the call returns.
+  hdf5::Handle collective_dxpl_;
 };
 
 struct Object;

@@ -1,4 +1,4 @@
-// HDF5 filter plugin for structured chunks, ID 45100. It makes sparse datasets readable and
+// HDF5 filter plugin for structured chunks, ID 45100 (structured_chunk_class.cpp). It makes sparse datasets readable and
 // writable by any HDF5 client that has only HDF5_PLUGIN_PATH:
 //  - decode: a structured chunk becomes the dense chunk, undefined elements = fill value;
 //  - encode: a dense chunk becomes a structured chunk (every element defined, or, with the
@@ -8,105 +8,13 @@
 // fill value (docs/FORMAT.md, "Filter parameters").
 #include <H5PLextern.h>
 
-#include <algorithm>
-#include <string>
-#include <vector>
-
-#include "chunk_geometry.hpp"
-#include "error_stack.hpp"
-#include "filter_buffer.hpp"
-#include "h5sparse/sparse_layout.hpp"
-#include "h5sparse/structured_chunk.hpp"
-
-namespace {
-
-using namespace h5sparse;
-using namespace h5sparse::hdf5;
-
-// H5Pget_filter_by_id2 refuses to return more than 256 cd_values ("probable uninitialized
-// *cd_nelmts"), so the complete form must fit in 256 values (docs/FORMAT.md).
-constexpr std::size_t kMaxValues = 256;
-
-herr_t structured_set_local(hid_t dcpl, hid_t type, hid_t /*space*/) {
-  return call_guarded<herr_t>(Origin::filter, "structured_chunk_set_local", -1, [&]() -> herr_t {
-    H5SPARSE_FAIL_IF(H5Tdetect_class(type, H5T_VLEN) > 0 || H5Tis_variable_str(type) > 0, ErrorCode::unsupported,
-            "sparse datasets do not support variable-length datatypes yet");
-    H5SPARSE_FAIL_IF(H5Tget_class(type) == H5T_REFERENCE && H5Tequal(type, H5T_STD_REF) > 0, ErrorCode::unsupported,
-            "sparse datasets do not support H5R_ref_t references; use H5T_STD_REF_OBJ");
-    unsigned flags = 0;
-    std::vector<unsigned> values(kMaxValues);
-    const std::size_t count = current_cd_values(dcpl, kFilterStructuredChunk, &flags, values.data(), kMaxValues);
-    values.resize(count);
-    SparseParams params = is_complete_form(values.data(), values.size())
-                              ? from_cd_values(values.data(), values.size())
-                              : parse_request(values);
-    const ChunkGeometry g = chunk_geometry(dcpl, type);
-    hsize_t dims[H5S_MAX_RANK];
-    const int rank = H5Pget_chunk(dcpl, H5S_MAX_RANK, dims);
-    params.layout.element_size = g.type_size;
-    params.layout.dims.assign(dims, dims + rank);
-    params.fill.clear();
-    H5D_fill_value_t fill_status;
-    throw_if_negative(H5Pfill_value_defined(dcpl, &fill_status), "cannot tell whether a fill value is set");
-    if (fill_status == H5D_FILL_VALUE_USER_DEFINED) {
-      params.fill.resize(g.type_size);
-      throw_if_negative(H5Pget_fill_value(dcpl, type, params.fill.data()), "cannot read the fill value");
-      // An all-zero fill value is the default: store none (also keeps big types in bounds).
-      if (std::all_of(params.fill.begin(), params.fill.end(), [](std::uint8_t b) { return b == 0; }))
-        params.fill.clear();
-    }
-    const std::vector<unsigned> complete = to_cd_values(params);
-    H5SPARSE_FAIL_IF(complete.size() > kMaxValues, ErrorCode::unsupported,
-            "structured-chunk parameters need " + std::to_string(complete.size()) +
-                " cd_values, HDF5 allows 256: use shorter section pipelines or a smaller non-zero fill value");
-    // Mandatory: a reader without this filter must fail, never see structured bytes as data.
-    throw_if_negative(H5Pmodify_filter(dcpl, kFilterStructuredChunk, H5Z_FLAG_MANDATORY, complete.size(),
-                                       complete.data()),
-                      "cannot store the structured-chunk parameters");
-    return 0;
-  });
-}
-
-size_t structured_filter(unsigned flags, size_t cd_nelmts, const unsigned cd_values[], size_t nbytes,
-                         size_t* buf_size, void** buf) {
-  return call_guarded<size_t>(Origin::filter, "structured_chunk_filter", 0, [&]() -> size_t {
-    const SparseParams params = from_cd_values(cd_values, cd_nelmts);
-    const ChunkLayout& layout = params.layout;
-    const std::size_t dense_size = layout.element_count() * layout.element_size;
-    const std::uint8_t* fill = params.fill.empty() ? nullptr : params.fill.data();
-    const auto* input = static_cast<const std::uint8_t*>(*buf);
-    if (flags & H5Z_FLAG_REVERSE) {
-      const StructuredChunk chunk = decode_chunk(input, nbytes, layout);
-      FilterOutput out(dense_size);
-      expand_to_dense(chunk, layout, fill, out.data());
-      return out.replace(buf, buf_size, dense_size);
-    }
-    H5SPARSE_FAIL_IF(nbytes != dense_size, ErrorCode::invalid_argument,
-            "dense chunk of " + std::to_string(nbytes) + " bytes, expected " + std::to_string(dense_size));
-    const Bytes zeros(fill ? 0 : layout.element_size, 0);
-    const std::uint8_t* fill_bytes = fill ? fill : zeros.data();
-    StructuredChunk chunk = from_dense(input, layout, fill_bytes);
-    if (!params.fill_is_undefined() && !chunk.defined.none()) chunk = from_dense(input, layout, nullptr);
-    const Bytes stored = encode_chunk(chunk, layout);
-    FilterOutput out(stored.size());
-    std::copy(stored.begin(), stored.end(), out.data());
-    return out.replace(buf, buf_size, stored.size());
-  });
-}
-
-const H5Z_class2_t kStructuredChunkClass = {
-    H5Z_CLASS_T_VERS,
-    static_cast<H5Z_filter_t>(kFilterStructuredChunk),
-    1, 1,
-    "h5sparse structured chunk",
-    nullptr,
-    structured_set_local,
-    structured_filter,
-};
-
-}  // namespace
+#include "library_guard.hpp"
+#include "structured_chunk_class.hpp"
 
 extern "C" {
 H5PL_type_t H5PLget_plugin_type(void) { return H5PL_TYPE_FILTER; }
-const void* H5PLget_plugin_info(void) { return &kStructuredChunkClass; }
+const void* H5PLget_plugin_info(void) {
+  return h5sparse::hdf5::single_hdf5_library("structured-chunk filter") ? h5sparse::hdf5::structured_chunk_class()
+                                                                         : nullptr;
+}
 }
