@@ -4,6 +4,25 @@
 #include <cstring>
 
 namespace h5sparse {
+namespace {
+
+// Appends the elements of a run that differ from the fill value and marks them written.
+// W: the element width when fixed at compile time (0: `width`).
+template <std::size_t W>
+std::uint8_t* keep_non_fill(const std::uint8_t* src, std::uint64_t length, std::uint64_t start,
+                            const std::uint8_t* fill, ChunkSelection& written, std::uint8_t* out,
+                            std::size_t width = W) {
+  const std::size_t es = W ? W : width;
+  for (std::uint64_t k = 0; k < length; ++k, src += es) {
+    if (std::memcmp(src, fill, W ? W : es) == 0) continue;
+    std::memcpy(out, src, W ? W : es);
+    out += es;
+    written.set(start + k);
+  }
+  return out;
+}
+
+}  // namespace
 
 PieceMerger::PieceMerger(const ChunkLayout& layout, const std::uint8_t* fill, bool fill_is_undefined)
     : chunk_elements_(layout.element_count()),
@@ -34,11 +53,10 @@ void PieceMerger::write(StructuredChunk& chunk, const ChunkPiece* first, const C
       written.set_range(start, length);
       return;
     }
-    for (std::uint64_t k = 0; k < length; ++k, src += es) {
-      if (std::memcmp(src, fill_.data(), es) == 0) continue;
-      std::memcpy(out, src, es);
-      out += es;
-      written.set(start + k);
+    switch (es) {  // a fixed-size comparison the compiler inlines, for the common widths
+      case 4: out = keep_non_fill<4>(src, length, start, fill_.data(), written, out); break;
+      case 8: out = keep_non_fill<8>(src, length, start, fill_.data(), written, out); break;
+      default: out = keep_non_fill<0>(src, length, start, fill_.data(), written, out, es);
     }
   };
   if (ordered) {
