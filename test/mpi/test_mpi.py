@@ -239,3 +239,34 @@ def test_h5plugin_config_tells_the_flavours_apart():
     assert run("--flavour") == "serial"  # the serial build beside this one
     assert os.path.samefile(run("--plugin-path"), SERIAL_PLUGINS)
     assert PLUGINS in run("--parallel", "--env")
+
+
+SHARED = """
+    import sys, numpy as np, h5sparse
+    from h5sparse import mpi
+    from mpi4py import MPI
+    comm = MPI.COMM_WORLD
+    total = 1000
+    lo, hi = total * comm.rank // comm.size, total * (comm.rank + 1) // comm.size
+    block = np.arange(lo, hi, dtype="i8") * (np.arange(lo, hi) % 3 != 0)  # every third one zero
+    if comm.rank == comm.size - 1:
+        block = block[:0]  # the last rank has nothing: it must still take part
+    mpi.write_blocks(sys.argv[1], "ints", total, lo, block, comm, chunks=(64,),
+                     **h5sparse.Sparse(values=h5sparse.LZF(), fill_is_undefined=True))
+    print("shared ok", comm.rank)
+"""
+
+
+def test_single_shared_file_helper(tmp_path):
+    """h5sparse.mpi.write_blocks: every rank writes its block of one dataset in one file,
+    a rank with an empty block included (h5py alone would skip its H5Dwrite and hang)."""
+    script = tmp_path / "shared.py"
+    script.write_text(textwrap.dedent(SHARED))
+    path = str(tmp_path / "shared.h5")
+    out = mpirun(3, [sys.executable, str(script), path], timeout=120)
+    assert out.stdout.count("shared ok") == 3, out.stdout + out.stderr
+    values = np.zeros(1000, dtype="i8")
+    lo, hi = 0, 1000 * 2 // 3
+    values[lo:hi] = np.arange(lo, hi) * (np.arange(lo, hi) % 3 != 0)
+    np.savez(path + ".model.npz", ints_values=values, ints_defined=values != 0)
+    assert "serial ok" in serial_python(SERIAL_CHECK.format(path=path, connector=True), connector=True)
