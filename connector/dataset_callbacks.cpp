@@ -82,6 +82,7 @@ herr_t dataset_read(size_t count, void* dset[], hid_t mem_type_id[], hid_t mem_s
     std::vector<hid_t> mem_types, mem_spaces, file_spaces;
     std::vector<void*> bufs;
     for (std::size_t i : forwarded) {
+      if (as_object(dset[i])->sparse) as_object(dset[i])->sparse->note_native_read();
       under.push_back(as_object(dset[i])->under);
       mem_types.push_back(mem_type_id[i]);
       mem_spaces.push_back(mem_space_id[i]);

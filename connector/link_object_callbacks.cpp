@@ -93,6 +93,7 @@ herr_t object_copy(void* src_obj, const H5VL_loc_params_t* src_loc_params, const
                    hid_t lcpl_id, hid_t dxpl_id, void** req) noexcept {
   return call_guarded<herr_t>(Origin::connector, "object_copy", -1, [&]() -> herr_t {
     const hid_t under_vol_id = under_vol_of(src_obj, dst_obj);
+    evict_decoded_chunks(dxpl_id);
     const herr_t rc = H5VLobject_copy(under_of(src_obj), src_loc_params, src_name, under_of(dst_obj),
                                       dst_loc_params, dst_name, under_vol_id, ocpypl_id, lcpl_id, dxpl_id, req);
     if (rc >= 0) wrap_request(req, under_vol_id);

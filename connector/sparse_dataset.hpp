@@ -44,6 +44,12 @@ class SparseDataset {
   /// H5Dset_extent with the RFC's meaning (sparse_extent.cpp): HDF5 changes the extent below,
   /// and no element outside the box the old and new extents share stays defined.
   void set_extent(const hsize_t* size, hid_t dxpl);
+  /// After a read the native path served: HDF5 may now hold decoded chunks of this dataset in
+  /// its chunk cache, which H5Ocopy would encode again (sparse_copy.cpp).
+  void note_native_read() const;
+  /// Reads every stored chunk directly, which drops it from HDF5's chunk cache.
+  void evict_cached_chunks(hid_t dxpl) const;
+  ~SparseDataset();
 
   const SparseParams& params() const { return params_; }
   /// True when the dataset's file is on MPI-IO (parallel flavour only): writes and erases
@@ -96,6 +102,10 @@ class SparseDataset {
 };
 
 struct Object;
+
+/// Before H5Ocopy: makes HDF5 drop the decoded chunks it caches for any open sparse dataset
+/// (a copy would encode them again through the filter, defining every element).
+void evict_decoded_chunks(hid_t dxpl);
 
 /// Recognises a just-opened dataset as sparse (or not). When its parameters cannot be read,
 /// closes the dataset below, frees the wrapper and rethrows, so nothing leaks.

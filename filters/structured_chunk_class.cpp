@@ -95,6 +95,13 @@ size_t structured_filter(unsigned flags, size_t cd_nelmts, const unsigned cd_val
     StructuredChunk chunk = from_dense(input, layout, fill_bytes);
     if (!params.fill_is_undefined() && !chunk.defined.none()) chunk = from_dense(input, layout, nullptr);
     const Bytes stored = encode_chunk(chunk, layout);
+    if (stored.size() <= *buf_size) {
+      // Over the input, so HDF5's buffer keeps its size: H5Ocopy reuses one buffer for every
+      // chunk and copies chunks from the source's chunk cache into it at their dense size
+      // without growing it, so a buffer shrunk to a structured chunk would overflow.
+      std::copy(stored.begin(), stored.end(), static_cast<std::uint8_t*>(*buf));
+      return stored.size();
+    }
     FilterOutput out(stored.size());
     std::copy(stored.begin(), stored.end(), out.data());
     return out.replace(buf, buf_size, stored.size());

@@ -21,6 +21,9 @@ def lib():
         assert paths, "libhdf5 is not loaded"
         _lib = ctypes.CDLL(sorted(paths)[0])
         _lib.H5Dget_chunk_index_type.argtypes = [ctypes.c_int64, ctypes.POINTER(ctypes.c_int)]
+        _lib.H5Pget_filter_by_id2.argtypes = [ctypes.c_int64, ctypes.c_int, ctypes.POINTER(ctypes.c_uint),
+                                              ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(ctypes.c_uint),
+                                              ctypes.c_size_t, ctypes.c_char_p, ctypes.POINTER(ctypes.c_uint)]
         _lib.H5Dget_chunk_storage_size.argtypes = [ctypes.c_int64, ctypes.POINTER(ctypes.c_uint64),
                                                    ctypes.POINTER(ctypes.c_uint64)]
     return _lib
@@ -32,6 +35,20 @@ def chunk_index(dset):
     with h5py._objects.phil:
         assert lib().H5Dget_chunk_index_type(dset.id.id, ctypes.byref(kind)) >= 0
     return INDEX_NAMES[kind.value]
+
+
+def filter_values(plist, filter_id):
+    """All cd_values of a filter on a DCPL (h5py's get_filter returns the first 16 and then
+    whatever memory follows, when there are more)."""
+    flags, config = ctypes.c_uint(0), ctypes.c_uint(0)
+    count = ctypes.c_size_t(256)
+    values = (ctypes.c_uint * 256)()
+    name = ctypes.create_string_buffer(256)
+    with h5py._objects.phil:
+        rc = lib().H5Pget_filter_by_id2(plist.id, filter_id, ctypes.byref(flags), ctypes.byref(count), values,
+                                        len(name), name, ctypes.byref(config))
+    assert rc >= 0, "no such filter"
+    return tuple(values[:count.value])
 
 
 def chunk_storage_size(dset, origin):
