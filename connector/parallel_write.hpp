@@ -1,6 +1,6 @@
 // Sparse writes and erases on MPI-IO files (parallel flavour only). Collective: every rank of
 // the file's communicator calls them, each with its own selection (possibly empty). Each
-// chunk has one owner rank (chunk index modulo the number of ranks); the ranks send the
+// chunk has one owner rank (contiguous runs of the chunk order, one per rank); the ranks send the
 // owners their pieces (MPI_Alltoallv), each owner merges them into the stored structured
 // chunk (ranks in ascending order, so a higher rank wins where writes overlap), encodes it,
 // and all ranks store their chunks with one collective H5Dwrite of the chunks' dense images,
