@@ -20,10 +20,10 @@
 
 /* Runs argv to completion (at most 30 s) and returns whether it exited with 0; its standard
  * output goes to `out` (size bytes, NUL-terminated) when out is not NULL. */
-static int run(char *const argv[], char *out, size_t size) {
+static int run(char *const argv[], int with_connector, char *out, size_t size) {
   int fds[2] = {-1, -1};
   if (out != NULL && pipe(fds) != 0) return 0;
-  const pid_t pid = spawn(argv, 1, out ? fds[1] : -1);
+  const pid_t pid = spawn(argv, with_connector, out ? fds[1] : -1);
   size_t got = 0;
   if (out != NULL) {
     close(fds[1]);
@@ -87,7 +87,7 @@ int main(int argc, char **argv) {
     char out[256] = "";
     if (plain && !refused_checked && killed > 0 && WIFSIGNALED(status)) {
       /* HDF5 refuses a plain open of a file an SWMR writer left behind, until h5clear. */
-      if (run(check_argv, out, sizeof out)) {
+      if (run(check_argv, 1, out, sizeof out)) {
         fprintf(stderr, "trial %d: a plain open succeeded without h5clear\n", t);
         failures++;
       }
@@ -95,13 +95,13 @@ int main(int argc, char **argv) {
     }
     if (plain) {
       char *clear_argv[] = {h5clear, "-s", "--increment=0", file, NULL};
-      if (!run(clear_argv, NULL, 0)) {
+      if (!run(clear_argv, 0, NULL, 0)) { /* a plain HDF5 tool: no connector needed */
         fprintf(stderr, "trial %d: h5clear -s failed\n", t);
         failures++;
         continue;
       }
     }
-    if (!run(check_argv, out, sizeof out)) {
+    if (!run(check_argv, 1, out, sizeof out)) {
       fprintf(stderr, "trial %d (seed %u, writer %s, %s open): %ld batches flushed, check FAILED: %s\n", t, seed, mode,
               plain ? "plain" : "SWMR", flushed, out);
       failures++;
