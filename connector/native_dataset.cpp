@@ -7,6 +7,8 @@
 
 #include <H5VLconnector_passthru.h>
 
+#include <cstring>
+
 #include "error_stack.hpp"
 #include "h5sparse/error.hpp"
 
@@ -84,8 +86,56 @@ bool swmr_writing(void* under, hid_t under_vol_id, hid_t dxpl) {
   return (intent & H5F_ACC_SWMR_WRITE) != 0;
 }
 
+namespace {
+
+// The records H5Dget_chunk_storage_size (1.14) leaves when no chunk is stored: none in the
+// index, or only a clean chunk-cache entry (e.g. left by reading a missing chunk) with no address.
+herr_t innermost_is_missing_chunk(unsigned n, const H5E_error2_t* err, void* found) {
+  if (n == 0)
+    *static_cast<bool*>(found) = err->func_name && err->desc &&
+                                 std::strcmp(err->func_name, "H5D__get_chunk_storage_size") == 0 &&
+                                 (std::strcmp(err->desc, "chunk storage is not allocated") == 0 ||
+                                  std::strcmp(err->desc, "chunk address isn't defined") == 0);
+  return 0;
+}
+
+// Stored size of the chunk at `origin`, 0 when there is none, with one index probe (chunk info
+// by coordinate iterates over every stored chunk, which made each chunk write O(chunks)). The
+// query fails for a missing chunk with one of two known records: that failure means "no
+// chunk"; any other stays an error with its stack restored, so a failed lookup never passes
+// for an empty chunk (which a write would then overwrite, losing what is stored).
+hsize_t stored_chunk_size(void* under, hid_t under_vol_id, const hsize_t* origin, hid_t dxpl) {
+  hsize_t size = 0;
+  H5VL_native_dataset_optional_args_t nargs{};
+  nargs.get_chunk_storage_size.offset = origin;
+  nargs.get_chunk_storage_size.size = &size;
+  herr_t status;
+  H5E_BEGIN_TRY {
+    status = native_dataset_optional(under, under_vol_id, H5VL_NATIVE_DATASET_GET_CHUNK_STORAGE_SIZE, &nargs, dxpl);
+  }
+  H5E_END_TRY
+  if (status >= 0) return size;
+  const hid_t stack = H5Eget_current_stack();  // takes the records off the default stack
+  bool missing = false;
+  if (stack >= 0) H5Ewalk2(stack, H5E_WALK_UPWARD, innermost_is_missing_chunk, &missing);
+  if (missing) {
+    H5Eclose_stack(stack);
+    return 0;
+  }
+  if (stack >= 0) H5Eset_current_stack(stack);
+  throw_if_negative(status, "cannot look up a stored chunk");
+  return 0;
+}
+
+}  // namespace
+
 std::optional<StoredChunk> read_stored_chunk(void* under, hid_t under_vol_id, const std::vector<hsize_t>& origin,
-                                             hid_t dxpl) {
+                                             hid_t dxpl, bool with_address) {
+  if (!with_address) {
+    const hsize_t size = stored_chunk_size(under, under_vol_id, origin.data(), dxpl);
+    if (size == 0) return std::nullopt;
+    return read_listed_chunk(under, under_vol_id, IndexEntry{origin, size, HADDR_UNDEF}, dxpl);
+  }
   // Chunk info by coordinate reports a missing chunk as size 0 (the storage-size query fails).
   hsize_t size = 0;
   StoredChunk chunk;

@@ -44,8 +44,10 @@ struct StoredChunk {
 };
 
 /// The chunk stored at `origin` (a chunk's first element), or nothing when none is stored.
+/// Without `with_address` its addr is HADDR_UNDEF and the lookup is one index probe: HDF5
+/// 1.14 finds a chunk's address by coordinate by walking the whole chunk index.
 std::optional<StoredChunk> read_stored_chunk(void* under, hid_t under_vol_id, const std::vector<hsize_t>& origin,
-                                             hid_t dxpl);
+                                             hid_t dxpl, bool with_address = true);
 
 /// One chunk of the native chunk index.
 struct IndexEntry {

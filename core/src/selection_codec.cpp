@@ -76,20 +76,35 @@ std::optional<std::vector<std::pair<std::uint64_t, std::uint64_t>>> as_single_bl
   if (volume != defined) return std::nullopt;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> block(rank);
   for (std::size_t d = 0; d < rank; ++d) block[d] = {lo[d], hi[d] - lo[d] + 1};
-  // Verify: every element of the box is defined (equal counts + all inside the box).
+  // Verify: every defined element lies inside the box (with equal counts, the box is exactly
+  // the selection). Checked per row segment of each run (a run may wrap rows), not per
+  // element: per element it cost more than the rest of a one-row write together.
+  const std::uint64_t row = dims[rank - 1];
   bool inside = true;
   s.for_each_run([&](std::uint64_t first, std::uint64_t length) {
-    for (std::uint64_t linear = first; inside && linear < first + length; ++linear) {
-      std::uint64_t rest = linear;
-      for (std::size_t d = rank; d-- > 0;) {
+    for (std::uint64_t pos = first, end = first + length; inside && pos < end;) {
+      const std::uint64_t column = pos % row;
+      const std::uint64_t segment = std::min(end - pos, row - column);
+      if (column < lo[rank - 1] || column + segment - 1 > hi[rank - 1]) inside = false;
+      std::uint64_t rest = pos / row;
+      for (std::size_t d = rank - 1; d-- > 0;) {
         const std::uint64_t c = rest % dims[d];
         rest /= dims[d];
         if (c < lo[d] || c > hi[d]) inside = false;
       }
+      pos += segment;
     }
   });
   if (!inside) return std::nullopt;
   return block;
+}
+
+void put_block(Bytes& out, const std::vector<std::pair<std::uint64_t, std::uint64_t>>& block) {
+  put_varint(out, 1);
+  for (const auto& [start, extent] : block) {
+    put_varint(out, start);
+    put_varint(out, extent - 1);
+  }
 }
 
 void fill_block(ChunkSelection& s, const std::vector<std::uint64_t>& dims,
@@ -124,8 +139,10 @@ void ChunkSelection::set_range(std::uint64_t first, std::uint64_t length) noexce
 }
 
 std::uint64_t ChunkSelection::defined_count() const noexcept {
+  // Empty and full words without a popcount: the portable x86-64 build calls libgcc's
+  // software popcount, which was a tenth of a one-row write.
   std::uint64_t n = 0;
-  for (std::uint64_t w : words_) n += std::uint64_t(__builtin_popcountll(w));
+  for (std::uint64_t w : words_) n += w == 0 ? 0 : w == ~std::uint64_t(0) ? 64 : std::uint64_t(__builtin_popcountll(w));
   return n;
 }
 
@@ -183,11 +200,7 @@ Bytes encode_selection_as(SelectionEncoding encoding, const ChunkSelection& s,
     case SelectionEncoding::blocks: {
       const auto block = as_single_block(s, dims);
       H5SPARSE_FAIL_IF(!block, ErrorCode::invalid_argument, "selection is not one block");
-      put_varint(out, 1);
-      for (const auto& [start, extent] : *block) {
-        put_varint(out, start);
-        put_varint(out, extent - 1);
-      }
+      put_block(out, *block);
       break;
     }
     default:
@@ -199,28 +212,36 @@ Bytes encode_selection_as(SelectionEncoding encoding, const ChunkSelection& s,
 Bytes encode_selection(const ChunkSelection& s, const std::vector<std::uint64_t>& dims) {
   if (s.none()) return encode_selection_as(SelectionEncoding::empty, s, dims);
   if (s.all()) return encode_selection_as(SelectionEncoding::all, s, dims);
-  Bytes best = encode_selection_as(SelectionEncoding::bitmap, s, dims);
+  // Candidates in tag order, a later one must be strictly smaller. The bitmap's size is known
+  // without building it (building it for a chunk it loses in cost a third of a one-row write).
+  const std::size_t bitmap_size = std::size_t(1 + (s.element_count() + 7) / 8);
+  Bytes best;  // empty: the bitmap is the best so far
+  const auto best_size = [&] { return best.empty() ? bitmap_size : best.size(); };
   std::uint64_t runs = 0, carry = 0;  // run starts: set bits whose predecessor is clear
   for (std::uint64_t w : s.words()) {
-    runs += std::uint64_t(__builtin_popcountll(w & ~((w << 1) | carry)));
+    const std::uint64_t starts = w & ~((w << 1) | carry);
+    if (starts) runs += std::uint64_t(__builtin_popcountll(starts));
     carry = w >> 63;
   }
   // Lower bounds (tag + count + one byte per offset, two per run) skip hopeless candidates.
-  if (2 + s.defined_count() < best.size()) {
+  if (2 + s.defined_count() < best_size()) {
     Bytes candidate = encode_selection_as(SelectionEncoding::offsets, s, dims);
-    if (candidate.size() < best.size()) best.swap(candidate);
+    if (candidate.size() < best_size()) best.swap(candidate);
   }
-  if (2 + 2 * runs < best.size()) {
+  if (2 + 2 * runs < best_size()) {
     Bytes candidate = encode_selection_as(SelectionEncoding::runs, s, dims);
-    if (candidate.size() < best.size()) best.swap(candidate);
+    if (candidate.size() < best_size()) best.swap(candidate);
   }
   std::uint64_t rows = 1;  // a single block has at most one run per row of the chunk
   for (std::size_t d = 0; d + 1 < dims.size(); ++d) rows *= dims[d];
-  if (runs <= rows && as_single_block(s, dims)) {
-    Bytes candidate = encode_selection_as(SelectionEncoding::blocks, s, dims);
-    if (candidate.size() < best.size()) best.swap(candidate);
+  if (runs <= rows) {
+    if (const auto block = as_single_block(s, dims)) {
+      Bytes candidate{std::uint8_t(SelectionEncoding::blocks)};
+      put_block(candidate, *block);
+      if (candidate.size() < best_size()) best.swap(candidate);
+    }
   }
-  return best;
+  return best.empty() ? encode_selection_as(SelectionEncoding::bitmap, s, dims) : best;
 }
 
 ChunkSelection decode_selection(const std::uint8_t* data, std::size_t size,

@@ -115,10 +115,11 @@ int run_write(const Args& a) {
   std::map<Dtype, std::unique_ptr<StoreWriter>> writers;  // one store (column) per dtype
   std::vector<std::uint8_t> data;
   std::uint64_t bytes = 0, padded = 0;
-  const auto start = Clock::now();
+  Clock::duration spent{};  // in the store only: generating samples and records files is not timed
   for (std::uint64_t i = 0; i < a.samples; ++i) {
     const SampleGenerator::Spec spec = gen.spec(i);
     gen.fill(i, spec, data);
+    const auto start = Clock::now();
     std::unique_ptr<StoreWriter>& writer = writers[spec.dtype];
     if (!writer) {
       StoreOptions options = base;
@@ -126,6 +127,7 @@ int run_write(const Args& a) {
       writer = std::make_unique<StoreWriter>(a.directory, options);
     }
     const Record record = writer->write(data.data(), spec.shape);
+    spent += Clock::now() - start;
     bytes += data.size();
     padded += element_count(gen.max_shape()) * info(spec.dtype).size;
     if (records) *records << record.str() << '\n' << std::flush;
@@ -133,10 +135,12 @@ int run_write(const Args& a) {
   }
   std::uint64_t file_bytes = 0, files = 0;
   for (auto& [dtype, writer] : writers) {
+    const auto start = Clock::now();
     writer->close();
+    spent += Clock::now() - start;
     for (const std::string& path : writer->files()) file_bytes += file_size(path), ++files;
   }
-  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  const double seconds = std::chrono::duration<double>(spent).count();
   std::printf(
       "{\"command\": \"write\", \"mode\": \"%s\", \"samples\": %llu, \"bytes\": %llu, \"padded_bytes\": %llu, "
       "\"seconds\": %.6f, \"file_bytes\": %llu, \"files\": %llu, \"finished_at\": %.6f}\n",
@@ -175,13 +179,16 @@ int run_read(const Args& a) {
   double first_read_at = 0;
   const auto start = Clock::now();
   const auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(a.timeout));
+  Clock::duration spent{};  // in the store only (not waiting for records, not comparing)
   std::string line;
   while (a.follow ? n < a.follow : bool(std::getline(in, line))) {
     if (a.follow && !next_line(in, line, deadline))
       throw std::runtime_error("timed out after " + std::to_string(n) + " of " + std::to_string(a.follow) + " records");
     if (line.empty()) continue;
     const Record record = Record::parse(line);
+    const auto read_start = Clock::now();
     const Dtype dtype = reader.read_into(record, got);
+    spent += Clock::now() - read_start;
     if (n == 0) first_read_at = epoch_seconds();
     if (gen) {  // beyond the digest: the exact sample the writer generated
       const SampleGenerator::Spec spec = gen->spec(n);
@@ -192,7 +199,7 @@ int run_read(const Args& a) {
     bytes += got.size();
     ++n;
   }
-  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  const double seconds = std::chrono::duration<double>(spent).count();
   std::printf("{\"command\": \"read\", \"samples\": %llu, \"bytes\": %llu, \"seconds\": %.6f, \"first_read_at\": %.6f}\n",
               (unsigned long long)n, (unsigned long long)bytes, seconds, first_read_at);
   return 0;
