@@ -44,7 +44,7 @@ Bytes naive_bitshuffle(const Bytes& src, std::size_t es) {
     for (std::size_t b = 0; b < es; ++b)
       for (unsigned i = 0; i < 8; ++i)
         if (src[j * es + b] >> i & 1) dst[(b * 8 + i) * (n / 8) + j / 8] |= std::uint8_t(1u << (j % 8));
-  std::memcpy(dst.data() + n * es, src.data() + n * es, src.size() - n * es);
+  if (src.size() > n * es) std::memcpy(dst.data() + n * es, src.data() + n * es, src.size() - n * es);
   return dst;
 }
 
