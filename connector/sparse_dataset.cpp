@@ -252,17 +252,22 @@ const std::uint8_t* SparseDataset::file_values(hid_t mem_type, hid_t mspace, std
   return values.data();
 }
 
-void SparseDataset::write(hid_t mem_type, hid_t mem_space, hid_t file_space, hid_t dxpl, const void* buf) {
-#ifdef H5SPARSE_PARALLEL
-  if (mpi_file_) return ParallelWrite::write(*this, mem_type, mem_space, file_space, dxpl, buf);
-#endif
-  const Selection sel = resolve(file_space, dxpl);
+hid_t SparseDataset::memory_space(hid_t mem_space, const Selection& sel) const {
   const hid_t mspace = mem_space == H5S_ALL ? sel.space : mem_space;
   const hssize_t mem_points = H5Sget_select_npoints(mspace);
   throw_if_negative(mem_points, "cannot count the selected memory elements");
   H5SPARSE_FAIL_IF(mem_points != sel.npoints, ErrorCode::invalid_argument,
           "memory selection has " + std::to_string(mem_points) + " elements, file selection " +
               std::to_string(sel.npoints));
+  return mspace;
+}
+
+void SparseDataset::write(hid_t mem_type, hid_t mem_space, hid_t file_space, hid_t dxpl, const void* buf) {
+#ifdef H5SPARSE_PARALLEL
+  if (mpi_file_) return ParallelWrite::write(*this, mem_type, mem_space, file_space, dxpl, buf);
+#endif
+  const Selection sel = resolve(file_space, dxpl);
+  const hid_t mspace = memory_space(mem_space, sel);
   if (sel.npoints == 0) return;
   H5SPARSE_FAIL_IF(buf == nullptr, ErrorCode::invalid_argument, "no data buffer to write from");
 

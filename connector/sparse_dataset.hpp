@@ -67,6 +67,9 @@ class SparseDataset {
     hssize_t npoints;
   };
   Selection resolve(hid_t file_space, hid_t dxpl) const;
+  /// The memory dataspace of a transfer (H5S_ALL: the file selection), checked to select as
+  /// many elements as the file selection.
+  hid_t memory_space(hid_t mem_space, const Selection& sel) const;
   std::vector<ChunkPiece> pieces_of(hid_t space, const ChunkGrid& grid) const;
   std::vector<std::uint64_t> extent(hid_t dxpl) const;
 

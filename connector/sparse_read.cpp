@@ -66,12 +66,7 @@ bool SparseDataset::read(hid_t mem_type, hid_t mem_space, hid_t file_space, hid_
   if (same == 0 || has_data_transform(dxpl)) return false;
 
   const Selection sel = resolve(file_space, dxpl);
-  const hid_t mspace = mem_space == H5S_ALL ? sel.space : mem_space;
-  const hssize_t mem_points = H5Sget_select_npoints(mspace);
-  throw_if_negative(mem_points, "cannot count the selected memory elements");
-  H5SPARSE_FAIL_IF(mem_points != sel.npoints, ErrorCode::invalid_argument,
-                   "memory selection has " + std::to_string(mem_points) + " elements, file selection " +
-                       std::to_string(sel.npoints));
+  const hid_t mspace = memory_space(mem_space, sel);
   if (sel.npoints == 0) return true;
   H5SPARSE_FAIL_IF(buf == nullptr, ErrorCode::invalid_argument, "no buffer to read into");
 
