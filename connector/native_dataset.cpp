@@ -136,11 +136,18 @@ std::optional<StoredChunk> read_stored_chunk(void* under, hid_t under_vol_id, co
     if (size == 0) return std::nullopt;
     return read_listed_chunk(under, under_vol_id, IndexEntry{origin, size, HADDR_UNDEF}, dxpl);
   }
+  StoredChunk chunk;
+  const std::optional<hsize_t> size = locate_stored_chunk(under, under_vol_id, origin.data(), dxpl, chunk);
+  if (!size) return std::nullopt;
+  return read_listed_chunk(under, under_vol_id, IndexEntry{origin, *size, chunk.addr}, dxpl);
+}
+
+std::optional<hsize_t> locate_stored_chunk(void* under, hid_t under_vol_id, const hsize_t* origin, hid_t dxpl,
+                                           StoredChunk& chunk) {
   // Chunk info by coordinate reports a missing chunk as size 0 (the storage-size query fails).
   hsize_t size = 0;
-  StoredChunk chunk;
   H5VL_native_dataset_optional_args_t nargs{};
-  nargs.get_chunk_info_by_coord.offset = origin.data();
+  nargs.get_chunk_info_by_coord.offset = origin;
   nargs.get_chunk_info_by_coord.filter_mask = &chunk.filter_mask;
   nargs.get_chunk_info_by_coord.addr = &chunk.addr;
   nargs.get_chunk_info_by_coord.size = &size;
@@ -148,7 +155,7 @@ std::optional<StoredChunk> read_stored_chunk(void* under, hid_t under_vol_id, co
       native_dataset_optional(under, under_vol_id, H5VL_NATIVE_DATASET_GET_CHUNK_INFO_BY_COORD, &nargs, dxpl),
       "cannot look up a stored chunk");
   if (size == 0 || chunk.addr == HADDR_UNDEF) return std::nullopt;
-  return read_listed_chunk(under, under_vol_id, IndexEntry{origin, size, chunk.addr}, dxpl);
+  return size;
 }
 
 StoredChunk read_listed_chunk(void* under, hid_t under_vol_id, const IndexEntry& entry, hid_t dxpl) {

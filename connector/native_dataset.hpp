@@ -43,6 +43,12 @@ struct StoredChunk {
   haddr_t addr = HADDR_UNDEF;
 };
 
+/// Where the chunk at `origin` is stored, by H5Dget_chunk_info_by_coord (HDF5 1.14 walks the
+/// whole chunk index for it): its stored size, with `chunk.addr` and `chunk.filter_mask` set and
+/// no bytes read; nothing when no chunk is stored.
+std::optional<hsize_t> locate_stored_chunk(void* under, hid_t under_vol_id, const hsize_t* origin, hid_t dxpl,
+                                           StoredChunk& chunk);
+
 /// The chunk stored at `origin` (a chunk's first element), or nothing when none is stored.
 /// Without `with_address` its addr is HADDR_UNDEF and the lookup is one index probe: HDF5
 /// 1.14 finds a chunk's address by coordinate by walking the whole chunk index.

@@ -111,17 +111,11 @@ MPI_File mpi_file_handle(void* under, hid_t under_vol_id) {
 std::optional<StoredChunk> read_stored_mpi(void* under, hid_t under_vol_id, MPI_File fh,
                                            const std::vector<std::uint64_t>& origin) {
   const std::vector<hsize_t> offset(origin.begin(), origin.end());
-  hsize_t size = 0;
   StoredChunk chunk;
-  H5VL_native_dataset_optional_args_t nargs{};
-  nargs.get_chunk_info_by_coord.offset = offset.data();
-  nargs.get_chunk_info_by_coord.filter_mask = &chunk.filter_mask;
-  nargs.get_chunk_info_by_coord.addr = &chunk.addr;
-  nargs.get_chunk_info_by_coord.size = &size;
-  throw_if_negative(native_dataset_optional(under, under_vol_id, H5VL_NATIVE_DATASET_GET_CHUNK_INFO_BY_COORD, &nargs,
-                                            H5P_DATASET_XFER_DEFAULT),
-                    "cannot look up a stored chunk");
-  if (size == 0 || chunk.addr == HADDR_UNDEF) return std::nullopt;
+  const std::optional<hsize_t> located =
+      locate_stored_chunk(under, under_vol_id, offset.data(), H5P_DATASET_XFER_DEFAULT, chunk);
+  if (!located) return std::nullopt;
+  const hsize_t size = *located;
   H5SPARSE_FAIL_IF(size > hsize_t(INT_MAX), ErrorCode::unsupported, "a stored chunk over 2 GiB");
   chunk.bytes.resize(size);
   MPI_Status status;

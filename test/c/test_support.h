@@ -23,7 +23,7 @@ static void check(int ok, const char *fmt, ...) {
 }
 
 /* Whether a shared object whose path contains `needle` is mapped (printing its path). */
-static int mapped(const char *needle) {
+static inline int mapped(const char *needle) {
   FILE *maps = fopen("/proc/self/maps", "r");
   char line[4096];
   int found = 0;

@@ -18,22 +18,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../c/test_support.h"
 #include "append_model.h"
 #include "h5sparse.h"
-
-static int g_checks, g_failures;
-
-static void check(int ok, const char *fmt, ...) {
-  ++g_checks;
-  if (ok) return;
-  ++g_failures;
-  va_list ap;
-  va_start(ap, fmt);
-  fputs("FAIL: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
-  va_end(ap);
-}
 
 enum { VERSIONS = 40, MAX_STORED = 4096 };
 
