@@ -300,8 +300,11 @@ void SparseDataset::write(hid_t mem_type, hid_t mem_space, hid_t file_space, hid
       next = pieces[end].in_chunk_start + pieces[end].length;
       ++end;
     }
-    ChunkSelection covered(chunk_elements);
-    for (std::size_t i = begin; i < end; ++i) covered.set_range(pieces[i].in_chunk_start, pieces[i].length);
+    auto covered = [&] {  // the chunk's selected elements; most writes never need them
+      ChunkSelection selected(chunk_elements);
+      for (std::size_t i = begin; i < end; ++i) selected.set_range(pieces[i].in_chunk_start, pieces[i].length);
+      return selected;
+    };
     ChunkSelection written(chunk_elements);
     std::uint64_t* words = written.word_data();
     std::uint8_t* out = values_start;
@@ -332,7 +335,7 @@ void SparseDataset::write(hid_t mem_type, hid_t mem_space, hid_t file_space, hid
       if (!staging) staging.reset(new std::uint8_t[chunk_elements * es]);
       for (std::size_t i = begin; i < end; ++i)
         std::memcpy(&staging[pieces[i].in_chunk_start * es], source + pieces[i].source * es, pieces[i].length * es);
-      covered.for_each_run([&](std::uint64_t first, std::uint64_t length) { scan(&staging[first * es], length, first); });
+      covered().for_each_run([&](std::uint64_t first, std::uint64_t length) { scan(&staging[first * es], length, first); });
     }
     const std::vector<std::uint64_t> origin = sel.grid.chunk_origin(pieces[begin].chunk);
     std::size_t replaced_size = 0;
@@ -347,10 +350,12 @@ void SparseDataset::write(hid_t mem_type, hid_t mem_space, hid_t file_space, hid
                    encode_chunk_in_place(written, packed.get(), std::size_t(out - values_start), params_.layout, spill),
                    dxpl, replaced_size);
     } else {
-      ChunkSelection undefined = covered;  // written fill values, with the fill-is-undefined option
-      undefined.subtract(written);
       merge_write(chunk, written, values_start, es);
-      if (!undefined.none()) h5sparse::erase(chunk, undefined, es);
+      if (skip_fill) {  // written fill values are undefined (otherwise every selected element is written)
+        ChunkSelection undefined = covered();
+        undefined.subtract(written);
+        if (!undefined.none()) h5sparse::erase(chunk, undefined, es);
+      }
       write_chunk(origin, chunk, dxpl, replaced_size);
     }
     begin = end;
