@@ -2,10 +2,16 @@
 
 For each shape distribution (every sample at the maximum shape, then from uniform to heavily
 skewed) and each compression (Hangar's default blosc:lz4hc 5 byte shuffle, and none), the
-hangar_store example writes the same samples once dense (plain HDF5, as Hangar does) and once
-sparse (through the h5sparse connector), each in its own process, then reads them all back
-(digests verified). Reported: file size, write and read throughput (samples/s and MB/s of
-sample bytes). Best of --repeat runs, files in /dev/shm.
+hangar_store example writes the same samples dense (plain HDF5 and a fixed-array chunk index,
+exactly as Hangar does) and sparse (through the h5sparse connector, with the store's default
+extensible-array chunk index), each in its own process, then reads them all back (digests
+verified). Reported: file size, write and read throughput (samples/s and MB/s of sample bytes)
+and the sparse/dense time ratios, from the CPU time spent in the store calls (the wall time
+ratio is shown too; on a loaded machine it is the noisier of the two). Repeats are
+interleaved (dense, sparse, dense, ...) and the median is kept, files in /dev/shm.
+
+A second table separates the chunk index from sparseness: both modes with both indexes, write
+time relative to Hangar's dense store.
 
     scripts/dev run python3 bench/hangar/run.py [--samples N] [--repeat R] [--quick]
 """
@@ -13,6 +19,7 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import tempfile
 
@@ -20,6 +27,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 CONNECTOR = "h5sparse under_vol=0;under_info={}"
 DISTRIBUTIONS = ["full", "large", "uniform", "skewed", "heavy"]
 COMPRESSIONS = {"blosc:lz4hc 5 byte": "", "none": "none"}
+# (mode, chunk index): the first two are the comparison, the other two isolate the index.
+CONFIGS = [("dense", "fixed"), ("sparse", "extensible"), ("dense", "extensible"), ("sparse", "fixed")]
 
 
 def run(store, args, sparse):
@@ -32,24 +41,36 @@ def run(store, args, sparse):
     return json.loads(p.stdout)
 
 
-def measure(store, workdir, mode, dist, compression, samples, dtype, repeat):
-    best = None
-    for _ in range(repeat):
-        d = os.path.join(workdir, mode)
-        shutil.rmtree(d, ignore_errors=True)
-        os.makedirs(d)
-        rec = os.path.join(d, "records.txt")
-        w = run(store, ["write", d, "--mode", mode, "--samples", samples, "--dist", dist, "--dtypes", dtype,
-                        "--compression", compression, "--records", rec, "--seed", 1], mode == "sparse")
-        r = run(store, ["read", d, "--records", rec], mode == "sparse")
-        cur = {"file_bytes": w["file_bytes"], "bytes": w["bytes"], "padded": w["padded_bytes"],
-               "write_s": w["seconds"], "read_s": r["seconds"]}
-        if best is None:
-            best = cur
-        else:
-            best["write_s"] = min(best["write_s"], cur["write_s"])
-            best["read_s"] = min(best["read_s"], cur["read_s"])
-    return best
+def measure_once(store, workdir, config, dist, compression, samples, dtype):
+    mode, index = config
+    d = os.path.join(workdir, f"{mode}-{index}")
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    rec = os.path.join(d, "records.txt")
+    w = run(store, ["write", d, "--mode", mode, "--index", index, "--samples", samples, "--dist", dist,
+                    "--dtypes", dtype, "--compression", compression, "--records", rec, "--seed", 1], mode == "sparse")
+    r = run(store, ["read", d, "--records", rec], mode == "sparse")
+    shutil.rmtree(d, ignore_errors=True)
+    return {"file_bytes": w["file_bytes"], "bytes": w["bytes"], "padded": w["padded_bytes"],
+            "write_s": w["seconds"], "write_cpu": w["cpu_seconds"], "read_s": r["seconds"], "read_cpu": r["cpu_seconds"]}
+
+
+def measure(store, workdir, configs, dist, compression, samples, dtype, repeat):
+    runs = {c: [] for c in configs}
+    for _ in range(repeat):  # interleaved, so load changes hit every configuration alike
+        for c in configs:
+            runs[c].append(measure_once(store, workdir, c, dist, compression, samples, dtype))
+    out = {}
+    for c, rs in runs.items():
+        out[c] = dict(rs[0])
+        for key in ("write_s", "write_cpu", "read_s", "read_cpu"):
+            out[c][key] = statistics.median(r[key] for r in rs)
+    return out
+
+
+def table(header, rows):
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * 2 + "---:|" * (len(header) - 2)]
+    return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in rows])
 
 
 def main():
@@ -63,39 +84,45 @@ def main():
     a = ap.parse_args()
     if a.quick:
         a.samples, a.repeat = 1000, 1
+    load_before = os.getloadavg()
     workdir = tempfile.mkdtemp(prefix="hangar_bench_", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
-    rows, raw = [], []
+    rows, index_rows, raw = [], [], []
+    n = a.samples
     try:
         for cname, compression in COMPRESSIONS.items():
             for dist in DISTRIBUTIONS:
-                res = {m: measure(a.store, workdir, m, dist, compression, a.samples, a.dtype, a.repeat)
-                       for m in ("dense", "sparse")}
-                raw.append({"compression": cname, "dist": dist, **res})
-                d, s = res["dense"], res["sparse"]
-                n = a.samples
+                res = measure(a.store, workdir, CONFIGS, dist, compression, n, a.dtype, a.repeat)
+                raw.append({"compression": cname, "dist": dist, **{f"{m}-{i}": v for (m, i), v in res.items()}})
+                d, s = res[CONFIGS[0]], res[CONFIGS[1]]
                 mb = d["bytes"] / 1e6
                 rows.append([cname, dist, f"{d['bytes'] / d['padded']:.2f}",
                              f"{d['file_bytes'] / 2**20:.2f}", f"{s['file_bytes'] / 2**20:.2f}",
-                             f"{s['file_bytes'] / d['file_bytes']:.2f}",
-                             f"{n / d['write_s']:,.0f} / {mb / d['write_s']:.1f}",
-                             f"{n / s['write_s']:,.0f} / {mb / s['write_s']:.1f}",
-                             f"{s['write_s'] / d['write_s']:.2f}",
-                             f"{n / d['read_s']:,.0f} / {mb / d['read_s']:.1f}",
-                             f"{n / s['read_s']:,.0f} / {mb / s['read_s']:.1f}",
-                             f"{s['read_s'] / d['read_s']:.2f}"])
+                             f"{s['file_bytes'] / d['file_bytes']:.3f}",
+                             f"{n / d['write_cpu']:,.0f} / {mb / d['write_cpu']:.1f}",
+                             f"{n / s['write_cpu']:,.0f} / {mb / s['write_cpu']:.1f}",
+                             f"{s['write_cpu'] / d['write_cpu']:.2f}", f"{s['write_s'] / d['write_s']:.2f}",
+                             f"{n / d['read_cpu']:,.0f} / {mb / d['read_cpu']:.1f}",
+                             f"{n / s['read_cpu']:,.0f} / {mb / s['read_cpu']:.1f}",
+                             f"{s['read_cpu'] / d['read_cpu']:.2f}", f"{s['read_s'] / d['read_s']:.2f}"])
+                base = d["write_cpu"]
+                index_rows.append([cname, dist] + [f"{res[c]['write_cpu'] / base:.2f}" for c in CONFIGS[1:]] +
+                                  [f"{res[c]['file_bytes'] / d['file_bytes']:.3f}" for c in CONFIGS[1:]])
                 print(" | ".join(rows[-1]), flush=True)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    header = ["compression", "shapes", "mean size / max", "dense MiB", "sparse MiB", "sparse/dense size",
-              "dense write samples/s / MB/s", "sparse write samples/s / MB/s", "sparse/dense write time",
-              "dense read samples/s / MB/s", "sparse read samples/s / MB/s", "sparse/dense read time"]
+    load_after = os.getloadavg()
     print()
-    print("| " + " | ".join(header) + " |")
-    print("|" + "---|" * 2 + "---:|" * (len(header) - 2))
-    for r in rows:
-        print("| " + " | ".join(r) + " |")
-    print(f"\n{a.samples} samples of dtype {a.dtype}, maximum shape 64x64x3, best of {a.repeat}; "
-          "MB/s of sample bytes (not padding).")
+    print(table(["compression", "shapes", "mean size / max", "dense MiB", "sparse MiB", "sparse/dense size",
+                 "dense write samples/s / MB/s", "sparse write samples/s / MB/s", "sparse/dense write CPU time",
+                 "(wall)", "dense read samples/s / MB/s", "sparse read samples/s / MB/s",
+                 "sparse/dense read CPU time", "(wall)"], rows))
+    print()
+    print(table(["compression", "shapes"] + [f"{m} {i} write / dense fixed" for m, i in CONFIGS[1:]] +
+                [f"{m} {i} size / dense fixed" for m, i in CONFIGS[1:]], index_rows))
+    print(f"\n{n} samples of dtype {a.dtype}, maximum shape 64x64x3, median of {a.repeat} interleaved runs; "
+          "throughput from the CPU time in the store calls; MB/s of sample bytes (not padding). "
+          f"Load average (1, 5, 15 min) before {load_before[0]:.1f} {load_before[1]:.1f} {load_before[2]:.1f}, "
+          f"after {load_after[0]:.1f} {load_after[1]:.1f} {load_after[2]:.1f}.")
     if a.json:
         with open(a.json, "w") as f:
             json.dump(raw, f, indent=1)

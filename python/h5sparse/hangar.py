@@ -8,6 +8,11 @@ is written in SWMR mode and flushed after every sample. Every sample gets the re
 ``00:<file uid>:<xxhash64 hex>:<dataset number>:<collection index>:<shape>``, and every read
 verifies the digest. The C++ example (workloads/hangar) writes and reads the same files.
 
+The maximum shape picks HDF5's chunk index; the extent is Hangar's either way. Dense stores keep
+Hangar's fixed maximum (a fixed-array index, whose one data block every per-sample flush
+rewrites whole); sparse stores default to an unlimited collection axis (an extensible-array
+index, whose flush rewrites only the small block holding the new row): ``chunk_index``.
+
 Sparse writes need the h5sparse connector (HDF5_VOL_CONNECTOR, see ``h5plugin-config --env``);
 reading either mode needs only HDF5_PLUGIN_PATH::
 
@@ -27,8 +32,8 @@ import numpy as np
 
 from . import LZF, Blosc, Deflate, Shuffle, Sparse
 
-__all__ = ["COLLECTION_SIZE", "COLLECTION_COUNT", "CHUNK_MAX_NBYTES", "DigestMismatch", "Record",
-           "xxh64_hexdigest", "parse_record", "compression_kwargs", "StoreWriter", "StoreReader"]
+__all__ = ["COLLECTION_SIZE", "COLLECTION_COUNT", "CHUNK_MAX_NBYTES", "CHUNK_INDEXES", "DigestMismatch",
+           "Record", "xxh64_hexdigest", "parse_record", "compression_kwargs", "StoreWriter", "StoreReader"]
 
 COLLECTION_SIZE = 250
 COLLECTION_COUNT = 100
@@ -36,6 +41,7 @@ CHUNK_MAX_NBYTES = 255_000  # < 256 KB, fits L2
 CHUNK_MAX_RDCC_NBYTES = 100_000_000
 CHUNK_RDCC_W0 = 0.75
 DEFAULT_OPTIONS = {"complib": "blosc:lz4hc", "complevel": 5, "shuffle": "byte"}
+CHUNK_INDEXES = ("fixed", "extensible")
 DTYPES = ("bool", "u1", "u2", "u4", "u8", "i1", "i2", "i4", "i8", "f4", "f8")
 
 _BLOSC = ("blosc:blosclz", "blosc:lz4", "blosc:lz4hc", "blosc:zlib", "blosc:zstd")
@@ -134,10 +140,12 @@ def _uid():
 
 
 class StoreWriter:
-    """Writes samples of one schema into store files; a new file when all collections are full."""
+    """Writes samples of one schema into store files; a new file when all collections are full.
+
+    chunk_index: "fixed" (Hangar's) or "extensible"; None: fixed when dense, extensible when sparse."""
 
     def __init__(self, directory, schema_shape, dtype, mode="dense", backend_options=None,
-                 collection_size=COLLECTION_SIZE, collection_count=COLLECTION_COUNT):
+                 collection_size=COLLECTION_SIZE, collection_count=COLLECTION_COUNT, chunk_index=None):
         self.directory = os.fspath(directory)
         self.schema_shape = tuple(int(d) for d in schema_shape)
         self.dtype = np.dtype(dtype)
@@ -145,6 +153,9 @@ class StoreWriter:
             raise ValueError(f"unsupported dtype {self.dtype}; valid: {DTYPES}")
         self.mode = mode
         self.kwargs = compression_kwargs(backend_options, mode)
+        self.chunk_index = chunk_index or ("fixed" if mode == "dense" else "extensible")
+        if self.chunk_index not in CHUNK_INDEXES:
+            raise ValueError(f"chunk_index must be one of {CHUNK_INDEXES}, got {chunk_index!r}")
         self.options = DEFAULT_OPTIONS if backend_options is None else backend_options
         self.collection_size, self.collection_count = collection_size, collection_count
         self.row_length = int(np.prod(self.schema_shape))
@@ -161,8 +172,9 @@ class StoreWriter:
         f = h5py.File(path, "w", libver="latest", rdcc_nbytes=rdcc, rdcc_w0=CHUNK_RDCC_W0, rdcc_nslots=nslots)
         self.files.append(path)
         shape = (self.collection_size, self.row_length)
+        maxshape = (None if self.chunk_index == "extensible" else self.collection_size, self.row_length)
         for n in range(self.collection_count):
-            f.create_dataset(str(n), shape=shape, maxshape=shape, dtype=self.dtype, chunks=(1, chunk_len), **self.kwargs)
+            f.create_dataset(str(n), shape=shape, maxshape=maxshape, dtype=self.dtype, chunks=(1, chunk_len), **self.kwargs)
         a = f.attrs
         a["backend"] = "00"
         a["storage_mode"] = self.mode

@@ -3,16 +3,18 @@
 //   hangar_store write DIR [--mode dense|sparse] [--dtypes u1,f4,...|all] [--max-shape 64,64,3]
 //                          [--samples N] [--dist full|large|uniform|skewed|heavy] [--seed S]
 //                          [--compression SPEC|none] [--records FILE] [--delay-ms MS]
-//                          [--collection-size N] [--collection-count N]
+//                          [--collection-size N] [--collection-count N] [--index fixed|extensible]
 //   hangar_store read DIR --records FILE [--seed S ... same generator options: compare values]
 //                          [--follow N [--timeout SECONDS]] [--no-swmr]
 //
 // write stores synthetic samples (one store file per dtype, all in DIR) and appends each
 // record string to FILE as soon as the sample is flushed; read reads every record back and
 // verifies its digest; with --follow it tails FILE while a writer is still writing (SWMR read,
-// H5Drefresh before each read). Each prints one JSON line of figures. Exit status: 0 ok,
-// 2 a digest mismatch (data in != data out), 1 any other error (HDF5's error stack on stderr).
+// H5Drefresh before each read). Each prints one JSON line of figures: "seconds" is the wall
+// time spent in the store, "cpu_seconds" the process CPU time spent there (steadier on a
+// loaded machine). Exit status: 0 ok, 2 a digest mismatch (data in != data out), 1 any other error (HDF5's error stack on stderr).
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -36,7 +38,7 @@ using Clock = std::chrono::steady_clock;
 
 struct Args {
   std::string command, directory, mode = "dense", dtypes = "u1", max_shape = "64,64,3", dist = "uniform";
-  std::string compression, records;
+  std::string compression, records, index;
   std::uint64_t samples = 1000, seed = 1, follow = 0;
   bool seed_given = false, swmr = true;
   unsigned delay_ms = 0, collection_size = kCollectionSize, collection_count = kCollectionCount;
@@ -71,6 +73,7 @@ Args parse_args(int argc, char** argv) {
     else if (key == "--delay-ms") a.delay_ms = unsigned(std::stoul(value));
     else if (key == "--collection-size") a.collection_size = unsigned(std::stoul(value));
     else if (key == "--collection-count") a.collection_count = unsigned(std::stoul(value));
+    else if (key == "--index") a.index = value;
     else if (key == "--follow") a.follow = std::stoull(value);
     else if (key == "--timeout") a.timeout = std::stod(value);
     else throw std::invalid_argument("unknown option " + key);
@@ -94,6 +97,13 @@ double epoch_seconds() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+// CPU time of the whole process (every thread), in seconds.
+double cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return double(t.tv_sec) + double(t.tv_nsec) * 1e-9;
+}
+
 std::uint64_t file_size(const std::string& path) {
   struct stat st {};
   return stat(path.c_str(), &st) == 0 ? std::uint64_t(st.st_size) : 0;
@@ -107,6 +117,8 @@ int run_write(const Args& a) {
   base.compression = parse_compression(a.compression);
   base.collection_size = a.collection_size;
   base.collection_count = a.collection_count;
+  if (!a.index.empty()) base.chunk_index = parse_chunk_index(a.index);
+  const ChunkIndex index = base.chunk_index.value_or(default_chunk_index(base.mode));
   std::unique_ptr<std::ofstream> records;
   if (!a.records.empty()) {
     records = std::make_unique<std::ofstream>(a.records, std::ios::trunc);
@@ -116,9 +128,11 @@ int run_write(const Args& a) {
   std::vector<std::uint8_t> data;
   std::uint64_t bytes = 0, padded = 0;
   Clock::duration spent{};  // in the store only: generating samples and records files is not timed
+  double cpu = 0;
   for (std::uint64_t i = 0; i < a.samples; ++i) {
     const SampleGenerator::Spec spec = gen.spec(i);
     gen.fill(i, spec, data);
+    const double cpu_start = cpu_seconds();
     const auto start = Clock::now();
     std::unique_ptr<StoreWriter>& writer = writers[spec.dtype];
     if (!writer) {
@@ -128,6 +142,7 @@ int run_write(const Args& a) {
     }
     const Record record = writer->write(data.data(), spec.shape);
     spent += Clock::now() - start;
+    cpu += cpu_seconds() - cpu_start;
     bytes += data.size();
     padded += element_count(gen.max_shape()) * info(spec.dtype).size;
     if (records) *records << record.str() << '\n' << std::flush;
@@ -135,17 +150,21 @@ int run_write(const Args& a) {
   }
   std::uint64_t file_bytes = 0, files = 0;
   for (auto& [dtype, writer] : writers) {
+    const double cpu_start = cpu_seconds();
     const auto start = Clock::now();
     writer->close();
     spent += Clock::now() - start;
+    cpu += cpu_seconds() - cpu_start;
     for (const std::string& path : writer->files()) file_bytes += file_size(path), ++files;
   }
   const double seconds = std::chrono::duration<double>(spent).count();
   std::printf(
-      "{\"command\": \"write\", \"mode\": \"%s\", \"samples\": %llu, \"bytes\": %llu, \"padded_bytes\": %llu, "
-      "\"seconds\": %.6f, \"file_bytes\": %llu, \"files\": %llu, \"finished_at\": %.6f}\n",
-      a.mode.c_str(), (unsigned long long)a.samples, (unsigned long long)bytes, (unsigned long long)padded, seconds,
-      (unsigned long long)file_bytes, (unsigned long long)files, epoch_seconds());
+      "{\"command\": \"write\", \"mode\": \"%s\", \"index\": \"%s\", \"samples\": %llu, \"bytes\": %llu, "
+      "\"padded_bytes\": %llu, \"seconds\": %.6f, \"cpu_seconds\": %.6f, \"file_bytes\": %llu, \"files\": %llu, "
+      "\"finished_at\": %.6f}\n",
+      a.mode.c_str(), chunk_index_name(index), (unsigned long long)a.samples, (unsigned long long)bytes,
+      (unsigned long long)padded, seconds, cpu, (unsigned long long)file_bytes, (unsigned long long)files,
+      epoch_seconds());
   return 0;
 }
 
@@ -180,15 +199,18 @@ int run_read(const Args& a) {
   const auto start = Clock::now();
   const auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(a.timeout));
   Clock::duration spent{};  // in the store only (not waiting for records, not comparing)
+  double cpu = 0;
   std::string line;
   while (a.follow ? n < a.follow : bool(std::getline(in, line))) {
     if (a.follow && !next_line(in, line, deadline))
       throw std::runtime_error("timed out after " + std::to_string(n) + " of " + std::to_string(a.follow) + " records");
     if (line.empty()) continue;
     const Record record = Record::parse(line);
+    const double cpu_start = cpu_seconds();
     const auto read_start = Clock::now();
     const Dtype dtype = reader.read_into(record, got);
     spent += Clock::now() - read_start;
+    cpu += cpu_seconds() - cpu_start;
     if (n == 0) first_read_at = epoch_seconds();
     if (gen) {  // beyond the digest: the exact sample the writer generated
       const SampleGenerator::Spec spec = gen->spec(n);
@@ -200,8 +222,10 @@ int run_read(const Args& a) {
     ++n;
   }
   const double seconds = std::chrono::duration<double>(spent).count();
-  std::printf("{\"command\": \"read\", \"samples\": %llu, \"bytes\": %llu, \"seconds\": %.6f, \"first_read_at\": %.6f}\n",
-              (unsigned long long)n, (unsigned long long)bytes, seconds, first_read_at);
+  std::printf(
+      "{\"command\": \"read\", \"samples\": %llu, \"bytes\": %llu, \"seconds\": %.6f, \"cpu_seconds\": %.6f, "
+      "\"first_read_at\": %.6f}\n",
+      (unsigned long long)n, (unsigned long long)bytes, seconds, cpu, first_read_at);
   return 0;
 }
 

@@ -98,6 +98,24 @@ def test_sparse_rows_define_only_the_sample(tmp_path):
         assert h5sparse.get_defined(d, np.s_[len(records):, :]).shape[0] == 0
 
 
+@pytest.mark.parametrize("mode,index,maxrows", [("dense", None, 250), ("sparse", None, None),
+                                                 ("sparse", "fixed", 250), ("dense", "extensible", None)])
+def test_chunk_index_follows_the_mode_unless_chosen(tmp_path, mode, index, maxrows):
+    with hangar.StoreWriter(tmp_path, (8, 8), "i2", mode=mode, chunk_index=index, collection_count=3) as w:
+        samples = [np.full((k, 8), k, "i2") for k in range(1, 9)]
+        records = [w.write(s) for s in samples]
+        path = w.files[0]
+    with h5py.File(path, "r") as f:
+        assert [f[n].shape for n in "012"] == [(250, 64)] * 3               # Hangar's extent either way
+        assert [f[n].maxshape for n in "012"] == [(maxrows, 64)] * 3
+    with hangar.StoreReader(tmp_path) as reader:
+        for record, sample in zip(records, samples):
+            assert np.array_equal(reader.read(record), sample)
+    (tmp_path / "records.txt").write_text("".join(r + "\n" for r in records))
+    r, _ = run_store("read", tmp_path, "--records", tmp_path / "records.txt", connector=False)
+    assert r["samples"] == 8
+
+
 @pytest.mark.parametrize("options", [
     None,
     {"complib": "blosc:zstd", "complevel": 9, "shuffle": "bit"},
@@ -129,3 +147,5 @@ def test_bad_options_and_samples_are_refused():
         w.write(np.zeros((2, 2), "f4"))
     with pytest.raises(ValueError, match="unsupported dtype"):
         hangar.StoreWriter("/nonexistent", (4, 4), "c8")
+    with pytest.raises(ValueError, match="chunk_index must be one of"):
+        hangar.StoreWriter("/nonexistent", (4, 4), "u1", chunk_index="btree")

@@ -63,6 +63,25 @@ def test_sparse_files_are_never_larger_than_padded(tmp_path):
     assert sizes["sparse"] * 2 < sizes["dense"], sizes
 
 
+@pytest.mark.parametrize("mode,index,maxrows", [("dense", None, 250), ("sparse", None, None),
+                                                 ("dense", "extensible", None), ("sparse", "fixed", 250)])
+def test_chunk_index_follows_the_mode_unless_chosen(tmp_path, mode, index, maxrows):
+    # Dense keeps Hangar's fixed maximum shape; sparse defaults to an unlimited collection axis
+    # (an extensible-array chunk index). The extent, and so what readers see, is Hangar's.
+    rec = tmp_path / "records.txt"
+    w, _ = run_store("write", tmp_path, "--mode", mode, *(("--index", index) if index else ()), "--samples", 300,
+                     "--dtypes", "u1", "--dist", "skewed", "--records", rec, "--collection-size", 250)
+    assert w["index"] == (index or {"dense": "fixed", "sparse": "extensible"}[mode])
+    r, _ = run_store("read", tmp_path, "--records", rec, connector=False)  # digests verified
+    assert r["samples"] == 300 and r["bytes"] == w["bytes"]
+    (path,) = tmp_path.glob("*.hdf5")
+    with h5py.File(path, "r", swmr=True, libver="latest") as f:
+        for name in ("0", "1", "99"):  # written, partly written, never written
+            assert f[name].shape == (250, 64 * 64 * 3)
+            assert f[name].maxshape == (maxrows, 64 * 64 * 3)
+        assert not f["1"][50:].any()
+
+
 def _write_small(tmp_path, mode, compression):
     rec = tmp_path / "records.txt"
     run_store("write", tmp_path, "--mode", mode, "--samples", 20, "--dtypes", "u1", "--dist", "large",
@@ -139,6 +158,8 @@ def test_bad_input_is_refused_with_a_clear_message(tmp_path):
     assert "complevel" in err and "0" in err, err
     _, err = run_store("write", tmp_path, "--compression", "complib=snappy", expect=1)
     assert "complib" in err, err
+    _, err = run_store("write", tmp_path, "--index", "btree", expect=1)
+    assert "unknown chunk index 'btree'" in err and "extensible" in err, err
     _, err = run_store("write", tmp_path, "--mode", "packed", expect=1)
     assert "dense, sparse" in err, err
     bad = tmp_path / "bad.txt"

@@ -14,6 +14,18 @@ StorageMode parse_storage_mode(const std::string& name) {
 
 const char* storage_mode_name(StorageMode mode) { return mode == StorageMode::dense ? "dense" : "sparse"; }
 
+ChunkIndex parse_chunk_index(const std::string& name) {
+  if (name == "fixed") return ChunkIndex::fixed_array;
+  if (name == "extensible") return ChunkIndex::extensible_array;
+  throw std::invalid_argument("unknown chunk index '" + name + "' (valid: fixed, extensible)");
+}
+
+const char* chunk_index_name(ChunkIndex index) { return index == ChunkIndex::fixed_array ? "fixed" : "extensible"; }
+
+ChunkIndex default_chunk_index(StorageMode mode) {
+  return mode == StorageMode::dense ? ChunkIndex::fixed_array : ChunkIndex::extensible_array;
+}
+
 std::optional<h5sparse::CompressionOptions> parse_compression(const std::string& spec) {
   if (spec == "none" || spec == "complib=none" || spec == "complib=None") return std::nullopt;
   return h5sparse::parse_compression_spec(spec);  // "" gives Hangar's default

@@ -67,6 +67,7 @@ StoreWriter::StoreWriter(std::string directory, StoreOptions options)
     throw std::invalid_argument("the schema shape must have at least one dimension and no zero dimension");
   if (options_.collection_size == 0 || options_.collection_count == 0)
     throw std::invalid_argument("collection size and count must be positive");
+  if (!options_.chunk_index) options_.chunk_index = default_chunk_index(options_.mode);
 }
 
 StoreWriter::~StoreWriter() {
@@ -93,7 +94,9 @@ void StoreWriter::create_file() {
 
   Handle dcpl = dataset_creation_list(options_, chunk_len);
   const hsize_t dims[2] = {options_.collection_size, row_length_};
-  Handle space = owned(H5Screate_simple(2, dims, dims), "cannot create the collection dataspace");
+  // The maximum shape picks HDF5's chunk index (see ChunkIndex); the extent is Hangar's either way.
+  const hsize_t maxdims[2] = {*options_.chunk_index == ChunkIndex::fixed_array ? dims[0] : H5S_UNLIMITED, dims[1]};
+  Handle space = owned(H5Screate_simple(2, dims, maxdims), "cannot create the collection dataspace");
   for (unsigned n = 0; n < options_.collection_count; ++n) {
     const std::string name = std::to_string(n);
     Handle dset = owned(H5Dcreate2(file->file.get(), name.c_str(), file->type.get(), space.get(), H5P_DEFAULT,

@@ -33,6 +33,18 @@ enum class StorageMode { dense, sparse };
 StorageMode parse_storage_mode(const std::string& name);
 const char* storage_mode_name(StorageMode mode);
 
+/// How HDF5 indexes a collection's chunks (one chunk per row). Hangar gives its collections a
+/// fixed maximum shape, which HDF5 indexes with a fixed array: its one data block (an entry for
+/// each of the COLLECTION_SIZE rows) is re-encoded, checksummed and rewritten by every
+/// per-sample flush. An unlimited maximum along the collection axis (the extent stays
+/// COLLECTION_SIZE, so readers see the same datasets) gives an extensible array instead, whose
+/// flush rewrites only the small data block holding the new row's entry.
+enum class ChunkIndex { fixed_array, extensible_array };
+ChunkIndex parse_chunk_index(const std::string& name);  ///< "fixed" or "extensible"
+const char* chunk_index_name(ChunkIndex index);
+/// Dense: the fixed array, exactly as Hangar; sparse: the extensible array (docs/DESIGN.md).
+ChunkIndex default_chunk_index(StorageMode mode);
+
 /// Hangar's constants (backends/hdf5_00.py).
 inline constexpr unsigned kCollectionSize = 250;
 inline constexpr unsigned kCollectionCount = 100;
@@ -49,6 +61,7 @@ struct StoreOptions {
   unsigned collection_size = kCollectionSize;
   unsigned collection_count = kCollectionCount;
   bool flush_every_write = true;  ///< Hangar flushes the dataset after each sample
+  std::optional<ChunkIndex> chunk_index;  ///< unset: default_chunk_index(mode)
 };
 
 /// "none" or the text form "complib=...,complevel=...,shuffle=..." ("" = Hangar's default).
