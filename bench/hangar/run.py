@@ -14,6 +14,7 @@ A second table separates the chunk index from sparseness: both modes with both i
 time relative to Hangar's dense store.
 
     scripts/dev run python3 bench/hangar/run.py [--samples N] [--repeat R] [--quick]
+                                                [--values ramp|random] [--compression blosc|none]
 """
 import argparse
 import json
@@ -41,25 +42,26 @@ def run(store, args, sparse):
     return json.loads(p.stdout)
 
 
-def measure_once(store, workdir, config, dist, compression, samples, dtype):
+def measure_once(store, workdir, config, dist, compression, samples, dtype, values):
     mode, index = config
     d = os.path.join(workdir, f"{mode}-{index}")
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
     rec = os.path.join(d, "records.txt")
     w = run(store, ["write", d, "--mode", mode, "--index", index, "--samples", samples, "--dist", dist,
-                    "--dtypes", dtype, "--compression", compression, "--records", rec, "--seed", 1], mode == "sparse")
+                    "--dtypes", dtype, "--values", values, "--compression", compression, "--records", rec, "--seed", 1],
+            mode == "sparse")
     r = run(store, ["read", d, "--records", rec], mode == "sparse")
     shutil.rmtree(d, ignore_errors=True)
     return {"file_bytes": w["file_bytes"], "bytes": w["bytes"], "padded": w["padded_bytes"],
             "write_s": w["seconds"], "write_cpu": w["cpu_seconds"], "read_s": r["seconds"], "read_cpu": r["cpu_seconds"]}
 
 
-def measure(store, workdir, configs, dist, compression, samples, dtype, repeat):
+def measure(store, workdir, configs, dist, compression, samples, dtype, values, repeat):
     runs = {c: [] for c in configs}
     for _ in range(repeat):  # interleaved, so load changes hit every configuration alike
         for c in configs:
-            runs[c].append(measure_once(store, workdir, c, dist, compression, samples, dtype))
+            runs[c].append(measure_once(store, workdir, c, dist, compression, samples, dtype, values))
     out = {}
     for c, rs in runs.items():
         out[c] = dict(rs[0])
@@ -78,6 +80,8 @@ def main():
     ap.add_argument("--samples", type=int, default=5000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--dtype", default="u1")
+    ap.add_argument("--values", default="ramp", choices=["ramp", "random"], help="sample values (hangar_store --values)")
+    ap.add_argument("--compression", choices=["blosc", "none"], help="only this compression")
     ap.add_argument("--quick", action="store_true", help="1000 samples, one run each")
     ap.add_argument("--store", default=os.path.join(REPO, "build", "bin", "hangar_store"))
     ap.add_argument("--json", help="also write the raw figures here")
@@ -90,8 +94,10 @@ def main():
     n = a.samples
     try:
         for cname, compression in COMPRESSIONS.items():
+            if a.compression and not cname.startswith(a.compression):
+                continue
             for dist in DISTRIBUTIONS:
-                res = measure(a.store, workdir, CONFIGS, dist, compression, n, a.dtype, a.repeat)
+                res = measure(a.store, workdir, CONFIGS, dist, compression, n, a.dtype, a.values, a.repeat)
                 raw.append({"compression": cname, "dist": dist, **{f"{m}-{i}": v for (m, i), v in res.items()}})
                 d, s = res[CONFIGS[0]], res[CONFIGS[1]]
                 mb = d["bytes"] / 1e6
@@ -119,7 +125,7 @@ def main():
     print()
     print(table(["compression", "shapes"] + [f"{m} {i} write / dense fixed" for m, i in CONFIGS[1:]] +
                 [f"{m} {i} size / dense fixed" for m, i in CONFIGS[1:]], index_rows))
-    print(f"\n{n} samples of dtype {a.dtype}, maximum shape 64x64x3, median of {a.repeat} interleaved runs; "
+    print(f"\n{n} samples of dtype {a.dtype} ({a.values} values), maximum shape 64x64x3, median of {a.repeat} interleaved runs; "
           "throughput from the CPU time in the store calls; MB/s of sample bytes (not padding). "
           f"Load average (1, 5, 15 min) before {load_before[0]:.1f} {load_before[1]:.1f} {load_before[2]:.1f}, "
           f"after {load_after[0]:.1f} {load_after[1]:.1f} {load_after[2]:.1f}.")

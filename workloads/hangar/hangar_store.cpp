@@ -1,7 +1,7 @@
 // hangar_store: the Hangar-style sample store as a command-line example.
 //
 //   hangar_store write DIR [--mode dense|sparse] [--dtypes u1,f4,...|all] [--max-shape 64,64,3]
-//                          [--samples N] [--dist full|large|uniform|skewed|heavy] [--seed S]
+//                          [--samples N] [--dist full|large|uniform|skewed|heavy] [--seed S] [--values ramp|random]
 //                          [--compression SPEC|none] [--records FILE] [--delay-ms MS]
 //                          [--collection-size N] [--collection-count N] [--index fixed|extensible]
 //   hangar_store read DIR --records FILE [--seed S ... same generator options: compare values]
@@ -37,7 +37,8 @@ using namespace hangar;
 using Clock = std::chrono::steady_clock;
 
 struct Args {
-  std::string command, directory, mode = "dense", dtypes = "u1", max_shape = "64,64,3", dist = "uniform";
+  std::string command, directory, mode = "dense", dtypes = "u1", max_shape = "64,64,3", dist = "uniform",
+              values = "ramp";
   std::string compression, records, index;
   std::uint64_t samples = 1000, seed = 1, follow = 0;
   bool seed_given = false, swmr = true;
@@ -67,6 +68,7 @@ Args parse_args(int argc, char** argv) {
     else if (key == "--max-shape") a.max_shape = value;
     else if (key == "--samples") a.samples = std::stoull(value);
     else if (key == "--dist") a.dist = value;
+    else if (key == "--values") a.values = value;
     else if (key == "--seed") { a.seed = std::stoull(value); a.seed_given = true; }
     else if (key == "--compression") a.compression = value;
     else if (key == "--records") a.records = value;
@@ -90,7 +92,7 @@ SampleGenerator generator(const Args& a) {
   }
   Shape shape;
   for (const std::string& d : split(a.max_shape, ',')) shape.push_back(std::stoull(d));
-  return SampleGenerator(a.seed, dtypes, shape, a.dist);
+  return SampleGenerator(a.seed, dtypes, shape, a.dist, a.values);
 }
 
 double epoch_seconds() {

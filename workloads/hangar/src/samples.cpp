@@ -2,6 +2,7 @@
 // something to do, with shapes drawn from the named distribution.
 #include "hangar/samples.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -36,8 +37,15 @@ const std::vector<std::string>& SampleGenerator::distributions() {
   return names;
 }
 
-SampleGenerator::SampleGenerator(std::uint64_t seed, std::vector<Dtype> dtypes, Shape max_shape, std::string distribution)
-    : seed_(seed), dtypes_(std::move(dtypes)), max_shape_(std::move(max_shape)), distribution_(std::move(distribution)) {
+SampleGenerator::SampleGenerator(std::uint64_t seed, std::vector<Dtype> dtypes, Shape max_shape, std::string distribution,
+                                 std::string values)
+    : seed_(seed),
+      dtypes_(std::move(dtypes)),
+      max_shape_(std::move(max_shape)),
+      distribution_(std::move(distribution)),
+      random_values_(values == "random") {
+  if (values != "ramp" && values != "random")
+    throw std::invalid_argument("unknown sample values '" + values + "' (valid: ramp, random)");
   if (dtypes_.empty()) throw std::invalid_argument("no dtypes to generate");
   bool known = false;
   for (const std::string& name : distributions()) known = known || name == distribution_;
@@ -64,6 +72,14 @@ void SampleGenerator::fill(std::uint64_t i, const Spec& spec, std::vector<std::u
   const std::size_t n = std::size_t(element_count(spec.shape));
   out.resize(n * info(spec.dtype).size);
   const std::uint64_t state = (seed_ + 1) * 0x9e3779b97f4a7c15ULL ^ (i * 0xd1b54a32d192ed03ULL);
+  if (random_values_ && spec.dtype != Dtype::b1) {  // raw random bytes (any bit pattern is a valid u*/i*;
+    std::uint64_t s = state;                         // floats may be NaN, which digests handle as bytes)
+    for (std::size_t k = 0; k < out.size(); k += 8) {
+      const std::uint64_t r = splitmix64(s);
+      std::memcpy(out.data() + k, &r, std::min<std::size_t>(8, out.size() - k));
+    }
+    return;
+  }
   switch (spec.dtype) {
     case Dtype::b1: {
       std::uint64_t s = state;

@@ -8,6 +8,10 @@
 //   uniform  d uniform in [1, max]
 //   skewed   d = ceil(max * u^2), u uniform in (0, 1]
 //   heavy    d = ceil(max * u^4)          (mostly small samples, a few large ones)
+//
+// Values: "ramp" (default) a sawtooth of period 61 along the flattened sample plus 2 bits of
+// noise, which Blosc/LZ4HC stores in about 80% of its size, as it does natural images;
+// "random" every byte uniformly random, which no compressor shrinks.
 #pragma once
 
 #include <cstdint>
@@ -22,7 +26,8 @@ namespace hangar {
 class SampleGenerator {
  public:
   /// Throws std::invalid_argument for an unknown distribution or an empty dtype list.
-  SampleGenerator(std::uint64_t seed, std::vector<Dtype> dtypes, Shape max_shape, std::string distribution);
+  SampleGenerator(std::uint64_t seed, std::vector<Dtype> dtypes, Shape max_shape, std::string distribution,
+                  std::string values = "ramp");
 
   struct Spec {
     Dtype dtype;
@@ -40,6 +45,7 @@ class SampleGenerator {
   std::vector<Dtype> dtypes_;
   Shape max_shape_;
   std::string distribution_;
+  bool random_values_;
 };
 
 }  // namespace hangar
