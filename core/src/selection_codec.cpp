@@ -50,13 +50,36 @@ std::uint64_t element_count_of(const std::vector<std::uint64_t>& dims) {
   return n;
 }
 
-// The selection as one rectangle (start, extent per dimension) when it is exactly one.
+using Run = std::pair<std::uint64_t, std::uint64_t>;  // first element, length
+
+// The maximal runs of a selection, in order: listed once for every candidate encoding that
+// walks them (each walk of the bitmap cost as much as encoding a one-row chunk's values).
+std::vector<Run> runs_of(const ChunkSelection& s) {
+  std::vector<Run> runs;
+  s.for_each_run([&](std::uint64_t first, std::uint64_t length) { runs.emplace_back(first, length); });
+  return runs;
+}
+
+Bytes encode_runs(const std::vector<Run>& runs) {
+  Bytes out{std::uint8_t(SelectionEncoding::runs)};
+  put_varint(out, runs.size());
+  std::uint64_t next = 0;  // gap = start - end of previous run
+  for (const auto& [first, length] : runs) {
+    put_varint(out, first - next);
+    put_varint(out, length - 1);
+    next = first + length;
+  }
+  return out;
+}
+
+// The selection (its runs) as one rectangle (start, extent per dimension) when it is exactly one.
 std::optional<std::vector<std::pair<std::uint64_t, std::uint64_t>>> as_single_block(
-    const ChunkSelection& s, const std::vector<std::uint64_t>& dims) {
+    const std::vector<Run>& runs, const std::vector<std::uint64_t>& dims) {
+  if (runs.empty() || dims.empty()) return std::nullopt;
   const std::size_t rank = dims.size();
   std::vector<std::uint64_t> lo(rank, UINT64_MAX), hi(rank, 0);
   std::uint64_t defined = 0;
-  s.for_each_run([&](std::uint64_t first, std::uint64_t length) {
+  for (const auto& [first, length] : runs) {
     defined += length;
     for (std::uint64_t linear : {first, first + length - 1}) {
       std::uint64_t rest = linear;
@@ -67,7 +90,7 @@ std::optional<std::vector<std::pair<std::uint64_t, std::uint64_t>>> as_single_bl
         hi[d] = std::max(hi[d], c);
       }
     }
-  });
+  }
   if (defined == 0) return std::nullopt;
   std::uint64_t volume = 1;
   for (std::size_t d = 0; d < rank; ++d) volume *= hi[d] - lo[d] + 1;
@@ -81,7 +104,7 @@ std::optional<std::vector<std::pair<std::uint64_t, std::uint64_t>>> as_single_bl
   // element: per element it cost more than the rest of a one-row write together.
   const std::uint64_t row = dims[rank - 1];
   bool inside = true;
-  s.for_each_run([&](std::uint64_t first, std::uint64_t length) {
+  for (const auto& [first, length] : runs) {
     for (std::uint64_t pos = first, end = first + length; inside && pos < end;) {
       const std::uint64_t column = pos % row;
       const std::uint64_t segment = std::min(end - pos, row - column);
@@ -94,7 +117,7 @@ std::optional<std::vector<std::pair<std::uint64_t, std::uint64_t>>> as_single_bl
       }
       pos += segment;
     }
-  });
+  }
   if (!inside) return std::nullopt;
   return block;
 }
@@ -184,21 +207,10 @@ Bytes encode_selection_as(SelectionEncoding encoding, const ChunkSelection& s,
       });
       break;
     }
-    case SelectionEncoding::runs: {
-      Bytes body;
-      std::uint64_t count = 0, next = 0;  // gap = start - end of previous run
-      s.for_each_run([&](std::uint64_t first, std::uint64_t length) {
-        put_varint(body, first - next);
-        put_varint(body, length - 1);
-        next = first + length;
-        ++count;
-      });
-      put_varint(out, count);
-      out.insert(out.end(), body.begin(), body.end());
-      break;
-    }
+    case SelectionEncoding::runs:
+      return encode_runs(runs_of(s));
     case SelectionEncoding::blocks: {
-      const auto block = as_single_block(s, dims);
+      const auto block = as_single_block(runs_of(s), dims);
       H5SPARSE_FAIL_IF(!block, ErrorCode::invalid_argument, "selection is not one block");
       put_block(out, *block);
       break;
@@ -210,8 +222,9 @@ Bytes encode_selection_as(SelectionEncoding encoding, const ChunkSelection& s,
 }
 
 Bytes encode_selection(const ChunkSelection& s, const std::vector<std::uint64_t>& dims) {
-  if (s.none()) return encode_selection_as(SelectionEncoding::empty, s, dims);
-  if (s.all()) return encode_selection_as(SelectionEncoding::all, s, dims);
+  const std::uint64_t defined = s.defined_count();  // counted once: each count is a walk
+  if (defined == 0) return encode_selection_as(SelectionEncoding::empty, s, dims);
+  if (defined == s.element_count()) return encode_selection_as(SelectionEncoding::all, s, dims);
   // Candidates in tag order, a later one must be strictly smaller. The bitmap's size is known
   // without building it (building it for a chunk it loses in cost a third of a one-row write).
   const std::size_t bitmap_size = std::size_t(1 + (s.element_count() + 7) / 8);
@@ -224,18 +237,23 @@ Bytes encode_selection(const ChunkSelection& s, const std::vector<std::uint64_t>
     carry = w >> 63;
   }
   // Lower bounds (tag + count + one byte per offset, two per run) skip hopeless candidates.
-  if (2 + s.defined_count() < best_size()) {
+  if (2 + defined < best_size()) {
     Bytes candidate = encode_selection_as(SelectionEncoding::offsets, s, dims);
     if (candidate.size() < best_size()) best.swap(candidate);
   }
+  std::vector<Run> listed;  // the runs, listed by the first candidate that walks them
+  const auto run_list = [&]() -> const std::vector<Run>& {
+    if (listed.empty()) listed = runs_of(s);
+    return listed;
+  };
   if (2 + 2 * runs < best_size()) {
-    Bytes candidate = encode_selection_as(SelectionEncoding::runs, s, dims);
+    Bytes candidate = encode_runs(run_list());
     if (candidate.size() < best_size()) best.swap(candidate);
   }
   std::uint64_t rows = 1;  // a single block has at most one run per row of the chunk
   for (std::size_t d = 0; d + 1 < dims.size(); ++d) rows *= dims[d];
   if (runs <= rows) {
-    if (const auto block = as_single_block(s, dims)) {
+    if (const auto block = as_single_block(run_list(), dims)) {
       Bytes candidate{std::uint8_t(SelectionEncoding::blocks)};
       put_block(candidate, *block);
       if (candidate.size() < best_size()) best.swap(candidate);

@@ -38,7 +38,11 @@ class ChunkSelection {
   std::uint64_t* word_data() noexcept { return words_.data(); }
   /// Number of defined elements.
   std::uint64_t defined_count() const noexcept;
-  bool none() const noexcept { return defined_count() == 0; }
+  bool none() const noexcept {  // stops at the first defined word, unlike a count
+    for (std::uint64_t w : words_)
+      if (w != 0) return false;
+    return true;
+  }
   bool all() const noexcept { return defined_count() == count_; }
 
   ChunkSelection& operator|=(const ChunkSelection& other) noexcept;
