@@ -23,10 +23,10 @@ namespace {
 using hdf5::call_guarded;
 using hdf5::Origin;
 
-Object* wrap_dataset(void* under, hid_t under_vol_id, hid_t dxpl_id, void** req) {
+Object* wrap_dataset(void* under, ConnectorBelow& below, hid_t dxpl_id, void** req) {
   if (under == nullptr) return nullptr;
-  wrap_request(req, under_vol_id);
-  Object* object = wrap_under(under, under_vol_id);
+  wrap_request(req, below.id);
+  Object* object = wrap_under(under, below);
   attach_sparse(object, dxpl_id);
   return object;
 }
@@ -54,7 +54,7 @@ void* dataset_create(void* obj, const H5VL_loc_params_t* loc_params, const char*
     SparseDataset::check_create(dcpl_id, type_id);
     void* under = H5VLdataset_create(o->under, loc_params, o->under_vol_id, name, lcpl_id, type_id, space_id,
                                      dcpl_id, dapl_id, dxpl_id, req);
-    return wrap_dataset(under, o->under_vol_id, dxpl_id, req);
+    return wrap_dataset(under, *o->below, dxpl_id, req);
   });
 }
 
@@ -63,7 +63,7 @@ void* dataset_open(void* obj, const H5VL_loc_params_t* loc_params, const char* n
   return call_guarded<void*>(Origin::connector, "dataset_open", nullptr, [&]() -> void* {
     Object* o = as_object(obj);
     void* under = H5VLdataset_open(o->under, loc_params, o->under_vol_id, name, dapl_id, dxpl_id, req);
-    return wrap_dataset(under, o->under_vol_id, dxpl_id, req);
+    return wrap_dataset(under, *o->below, dxpl_id, req);
   });
 }
 

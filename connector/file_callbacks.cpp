@@ -93,7 +93,7 @@ herr_t file_specific(void* obj, H5VL_file_specific_args_t* args, hid_t dxpl_id, 
     const herr_t rc = H5VLfile_specific(o->under, o->under_vol_id, args, dxpl_id, req);
     if (rc < 0) return rc;
     if (args->op_type == H5VL_FILE_REOPEN && *args->args.reopen.file != nullptr)
-      *args->args.reopen.file = wrap_under(*args->args.reopen.file, o->under_vol_id);
+      *args->args.reopen.file = wrap_under(*args->args.reopen.file, *o->below);
     wrap_request(req, o->under_vol_id);
     return rc;
   });

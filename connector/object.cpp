@@ -1,88 +1,134 @@
 // Wrapper lifetime. Every wrapper keeps the connector below alive, as in H5VLpassthru.c, but
-// the references are counted here: HDF5 is asked (H5Iinc_ref / H5Idec_ref, each a full API
-// call under the library lock) only when a connector's count leaves or returns to zero, not for
-// every attribute or group handle and wrap context.
+// the references are counted here (see ConnectorBelow).
 #include "object.hpp"
 
+#include <H5VLconnector_passthru.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <deque>
 #include <mutex>
-#include <new>
-#include <utility>
-#include <vector>
 
 #include "error_stack.hpp"
 #include "sparse_dataset.hpp"
 
 namespace h5sparse::vol {
 
-Object::Object(void* under_object, hid_t under_vol) : under(under_object), under_vol_id(under_vol) {}
+Object::Object(void* under_object, ConnectorBelow& below_connector)
+    : under(under_object), under_vol_id(below_connector.id), below(&below_connector) {}
 Object::~Object() = default;
 
 namespace {
 
-struct Retained {
-  hid_t id;
-  long count;   // references we hold
-  bool native;  // the native connector: no wrapping of its own (all wrap callbacks NULL)
-};
-std::mutex retained_mutex;
-std::vector<Retained> retained;  // a few entries: one per connector below in use
+std::mutex below_mutex;
+std::deque<ConnectorBelow> connectors_below;  // never shrinks: objects point into it
+
+bool direct_calls_allowed() {
+  // H5SPARSE_DIRECT_CALLS=0 forwards every operation through the H5VL API instead.
+  static const bool allowed = [] {
+    const char* setting = std::getenv("H5SPARSE_DIRECT_CALLS");
+    return setting == nullptr || std::strcmp(setting, "0") != 0;
+  }();
+  return allowed;
+}
+
+/// The class table of the connector below, asked of one of its objects (a connector may
+/// answer for any object). Only a table of our H5VL_VERSION whose value matches the ID's is
+/// used; anything else keeps the H5VL API path.
+const H5VL_class_t* class_of(void* under_object, hid_t id) {
+  if (!direct_calls_allowed() || under_object == nullptr) return nullptr;
+  const H5VL_class_t* cls = nullptr;
+  H5VL_class_value_t value = -1;
+  hdf5::preserving_error_stack([&] {
+    H5E_BEGIN_TRY {
+      if (H5VLget_value(id, &value) < 0 ||
+          H5VLintrospect_get_conn_cls(under_object, id, H5VL_GET_CONN_LVL_CURR, &cls) < 0)
+        cls = nullptr;
+    }
+    H5E_END_TRY
+  });
+  if (cls == nullptr || cls->version != H5VL_VERSION || cls->value != value) return nullptr;
+  return cls;
+}
 
 }  // namespace
 
-void retain_connector(hid_t under_vol_id) {
+ConnectorBelow& retain_connector(hid_t under_vol_id, void* under_object) {
+  ConnectorBelow* below = nullptr;
   {
-    std::lock_guard<std::mutex> lock(retained_mutex);
-    for (Retained& entry : retained) {
+    std::lock_guard<std::mutex> lock(below_mutex);
+    for (ConnectorBelow& entry : connectors_below) {
       if (entry.id == under_vol_id) {
-        ++entry.count;
-        return;
+        below = &entry;
+        if (entry.references.load() > 0) {
+          entry.references.fetch_add(1);
+          return entry;
+        }
+        break;
       }
     }
+    if (below == nullptr) {
+      below = &connectors_below.emplace_back();
+      below->id = under_vol_id;
+    }
+    below->references = 1;  // claimed before HDF5 is called, which may call back into us
   }
-  // First reference: outside the lock, as HDF5 may call back into the connector.
   H5Iinc_ref(under_vol_id);
   H5VL_class_value_t value = -1;
-  const bool native = H5VLget_value(under_vol_id, &value) >= 0 && value == H5_VOL_NATIVE;
-  std::lock_guard<std::mutex> lock(retained_mutex);
-  retained.push_back({under_vol_id, 1, native});
+  below->native = H5VLget_value(under_vol_id, &value) >= 0 && value == H5_VOL_NATIVE;
+  below->cls = class_of(under_object, under_vol_id);
+  return *below;
 }
 
-bool is_native_connector(hid_t under_vol_id) noexcept {
-  std::lock_guard<std::mutex> lock(retained_mutex);
-  for (const Retained& entry : retained)
-    if (entry.id == under_vol_id) return entry.native;
-  return false;  // unknown: ask HDF5, which is always right
+ConnectorBelow& retain_connector(ConnectorBelow& below) noexcept {
+  below.references.fetch_add(1, std::memory_order_relaxed);  // the caller holds one: never a first
+  return below;
 }
 
-void release_connector(hid_t under_vol_id) noexcept {
+void release_connector(ConnectorBelow& below) noexcept {
+  if (below.references.fetch_sub(1, std::memory_order_acq_rel) > 1) return;
   {
-    std::lock_guard<std::mutex> lock(retained_mutex);
-    for (auto it = retained.begin(); it != retained.end(); ++it) {
-      if (it->id != under_vol_id) continue;
-      if (--it->count > 0) return;
-      retained.erase(it);
-      break;
-    }
+    std::lock_guard<std::mutex> lock(below_mutex);
+    below.cls = nullptr;  // learnt again if the ID is retained again
   }
   // Dropping the reference may run HDF5 code that resets the error stack: keep the caller's.
-  hdf5::preserving_error_stack([under_vol_id] { H5Idec_ref(under_vol_id); });
+  const hid_t id = below.id;
+  hdf5::preserving_error_stack([id] { H5Idec_ref(id); });
 }
 
 Object* wrap_under(void* under, hid_t under_vol_id) {
   if (under == nullptr) return nullptr;
-  auto* object = new Object(under, under_vol_id);
-  retain_connector(under_vol_id);
+  ConnectorBelow& below = retain_connector(under_vol_id, under);
+  try {
+    return new Object(under, below);
+  } catch (...) {
+    release_connector(below);
+    throw;
+  }
+}
+
+Object* wrap_under(void* under, ConnectorBelow& below) {
+  if (under == nullptr) return nullptr;
+  auto* object = new Object(under, below);
+  retain_connector(below);
   return object;
 }
 
 void free_wrapper(Object* object) noexcept {
   if (object == nullptr) return;
-  release_connector(object->under_vol_id);
+  release_connector(*object->below);
   delete object;
 }
 
 void wrap_request(void** req, hid_t under_vol_id) {
-  if (req != nullptr && *req != nullptr) *req = wrap_under(*req, under_vol_id);
+  if (req == nullptr || *req == nullptr) return;
+  ConnectorBelow& below = retain_connector(under_vol_id, nullptr);  // requests are no objects
+  try {
+    *req = new Object(*req, below);
+  } catch (...) {
+    release_connector(below);
+    throw;
+  }
 }
 
 }  // namespace h5sparse::vol

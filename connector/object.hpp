@@ -4,31 +4,58 @@
 
 #include <hdf5.h>
 
+#include <atomic>
 #include <memory>
 
 namespace h5sparse::vol {
 
 class SparseDataset;
+struct ConnectorBelow;
+
+/// What HDF5 hands back to wrap_object / free_wrap_ctx during an API call on one of our
+/// objects: the connector below and that connector's own wrap context.
+struct WrapContext {
+  ConnectorBelow* below;
+  void* under_wrap_ctx;
+};
+
+/// A connector below us. Records live for the whole process (there are a handful), so objects
+/// and wrap contexts point at them; references are counted here and HDF5 is asked (H5Iinc_ref
+/// / H5Idec_ref, each a full API call under the library lock) only when a connector's count
+/// leaves or returns to zero. Callbacks run under HDF5's library lock (or in a single-threaded
+/// library), so a first reference and a last release never race; the count is atomic anyway.
+struct ConnectorBelow {
+  hid_t id = H5I_INVALID_HID;
+  std::atomic<long> references{0};
+  /// The native connector: its objects need no wrapping (its wrap callbacks are all NULL).
+  bool native = false;
+  /// The connector's class table, when the connector reports it (introspection): its
+  /// callbacks are then called directly, as HDF5 does for the top connector, instead of
+  /// through the H5VL passthrough API (one more locked API call and ID lookup per operation).
+  const H5VL_class_t* cls = nullptr;
+  /// The wrap context handed out for a native connector below (nothing to allocate).
+  WrapContext shared_wrap_ctx{this, nullptr};
+};
 
 struct Object {
-  Object(void* under_object, hid_t under_vol);
+  Object(void* under_object, ConnectorBelow& below_connector);
   ~Object();
   void* under;                           ///< the object of the connector below
-  hid_t under_vol_id;                    ///< the connector below (retained)
+  hid_t under_vol_id;                    ///< the connector below (retained), == below->id
+  ConnectorBelow* below;                 ///< its record
   std::unique_ptr<SparseDataset> sparse;  ///< set for datasets with structured chunks
 };
 
-/// Takes / drops one of our references on a connector below (counted; HDF5 sees only the
-/// first and the last).
-void retain_connector(hid_t under_vol_id);
-void release_connector(hid_t under_vol_id) noexcept;
-/// True when a retained connector below is the native one, whose objects need no wrapping
-/// (the H5VLget_wrap_ctx / H5VLwrap_object / H5VLunwrap_object / H5VLget_object calls would
-/// return them unchanged, at the cost of an API call each).
-bool is_native_connector(hid_t under_vol_id) noexcept;
+/// Takes one of our references on a connector below; returns its record. `under_object`, one
+/// of the connector's objects or nullptr, lets a first reference learn the connector's class.
+ConnectorBelow& retain_connector(hid_t under_vol_id, void* under_object);
+ConnectorBelow& retain_connector(ConnectorBelow& below) noexcept;
+/// Drops one reference (the last one gives HDF5's reference back).
+void release_connector(ConnectorBelow& below) noexcept;
 
 /// Wraps an object of the connector below; returns nullptr when `under` is nullptr.
 Object* wrap_under(void* under, hid_t under_vol_id);
+Object* wrap_under(void* under, ConnectorBelow& below);
 
 /// Releases a wrapper (not the object below), preserving the current error stack.
 void free_wrapper(Object* object) noexcept;

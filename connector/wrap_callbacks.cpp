@@ -14,26 +14,27 @@ namespace {
 using hdf5::call_guarded;
 using hdf5::Origin;
 
-struct WrapContext {
-  hid_t under_vol_id;
-  void* under_wrap_ctx;
-};
-
 }  // namespace
 
 void* get_object(const void* obj) noexcept {
   return call_guarded<void*>(Origin::connector, "get_object", nullptr, [&] {
     const auto* o = static_cast<const Object*>(obj);
-    return is_native_connector(o->under_vol_id) ? o->under : H5VLget_object(o->under, o->under_vol_id);
+    return o->below->native ? o->under : H5VLget_object(o->under, o->under_vol_id);
   });
 }
 
 herr_t get_wrap_ctx(const void* obj, void** wrap_ctx) noexcept {
   return call_guarded<herr_t>(Origin::connector, "get_wrap_ctx", -1, [&]() -> herr_t {
     const auto* o = static_cast<const Object*>(obj);
-    auto* ctx = new WrapContext{o->under_vol_id, nullptr};
-    retain_connector(o->under_vol_id);
-    if (!is_native_connector(o->under_vol_id) && H5VLget_wrap_ctx(o->under, o->under_vol_id, &ctx->under_wrap_ctx) < 0) {
+    // HDF5 asks for a wrap context at the start of every API call on our objects: for a
+    // native connector below it is the connector's shared one (nothing to allocate).
+    ConnectorBelow& below = retain_connector(*o->below);
+    if (below.native) {
+      *wrap_ctx = &below.shared_wrap_ctx;
+      return 0;
+    }
+    auto* ctx = new WrapContext{&below, nullptr};
+    if (H5VLget_wrap_ctx(o->under, o->under_vol_id, &ctx->under_wrap_ctx) < 0) {
       free_wrap_ctx(ctx);
       return -1;
     }
@@ -45,10 +46,9 @@ herr_t get_wrap_ctx(const void* obj, void** wrap_ctx) noexcept {
 void* wrap_object(void* obj, H5I_type_t obj_type, void* wrap_ctx) noexcept {
   return call_guarded<void*>(Origin::connector, "wrap_object", nullptr, [&]() -> void* {
     auto* ctx = static_cast<WrapContext*>(wrap_ctx);
-    void* under = is_native_connector(ctx->under_vol_id)
-                      ? obj
-                      : H5VLwrap_object(obj, obj_type, ctx->under_vol_id, ctx->under_wrap_ctx);
-    Object* object = wrap_under(under, ctx->under_vol_id);
+    ConnectorBelow& below = *ctx->below;
+    void* under = below.native ? obj : H5VLwrap_object(obj, obj_type, below.id, ctx->under_wrap_ctx);
+    Object* object = wrap_under(under, below);
     // Datasets HDF5 wraps itself (e.g. reopened by H5Drefresh) keep their sparse meaning.
     if (object != nullptr && obj_type == H5I_DATASET) attach_sparse(object, H5P_DATASET_XFER_DEFAULT);
     return object;
@@ -58,7 +58,7 @@ void* wrap_object(void* obj, H5I_type_t obj_type, void* wrap_ctx) noexcept {
 void* unwrap_object(void* obj) noexcept {
   return call_guarded<void*>(Origin::connector, "unwrap_object", nullptr, [&]() -> void* {
     Object* o = as_object(obj);
-    void* under = is_native_connector(o->under_vol_id) ? o->under : H5VLunwrap_object(o->under, o->under_vol_id);
+    void* under = o->below->native ? o->under : H5VLunwrap_object(o->under, o->under_vol_id);
     if (under != nullptr) free_wrapper(o);
     return under;
   });
@@ -67,10 +67,13 @@ void* unwrap_object(void* obj) noexcept {
 herr_t free_wrap_ctx(void* wrap_ctx) noexcept {
   return call_guarded<herr_t>(Origin::connector, "free_wrap_ctx", -1, [&]() -> herr_t {
     auto* ctx = static_cast<WrapContext*>(wrap_ctx);
-    if (ctx->under_wrap_ctx != nullptr)
-      hdf5::preserving_error_stack([ctx] { H5VLfree_wrap_ctx(ctx->under_wrap_ctx, ctx->under_vol_id); });
-    release_connector(ctx->under_vol_id);
-    delete ctx;
+    ConnectorBelow& below = *ctx->below;
+    if (ctx != &below.shared_wrap_ctx) {
+      if (ctx->under_wrap_ctx != nullptr)
+        hdf5::preserving_error_stack([ctx] { H5VLfree_wrap_ctx(ctx->under_wrap_ctx, ctx->below->id); });
+      delete ctx;
+    }
+    release_connector(below);
     return 0;
   });
 }

@@ -17,7 +17,11 @@ the native connector, and h5dump prints exactly the same dump with exit code 0 (
 test_broken_connector_falls_back_to_native_unnoticed). So every tool run is traced by
 preload.c (LD_PRELOAD), which counts two kinds of calls: the tool's own H5Fopen, H5Fcreate,
 H5Dread, H5Dwrite and H5Aread, and the calls a passthrough connector makes into the connector
-below it (H5VLfile_open, H5VLdataset_read, ...). HDF5 never makes the second kind itself and the
+below it (H5VLfile_open, H5VLdataset_read, ...). h5sparse calls the native connector's attribute,
+group, link and object callbacks directly, without these wrappers: the connector runs of
+odd-numbered files are therefore made with H5SPARSE_DIRECT_CALLS=0 (everything through the
+wrappers, so H5Aread is traced too), those of even-numbered files with direct calls, whose
+H5Fopen, H5Dread and H5Dwrite are still traced. HDF5 never makes the second kind itself and the
 tools do not either: their only caller in the process is libh5sparse_vol.so. In every connector
 run the two kinds must match one for one (every file the tool opened and every read it made went
 through h5sparse), the tool's own calls must be the same as natively, and native runs must show
@@ -131,11 +135,13 @@ class Corpus:
             res = {}
             for side in ("native", "connector"):
                 trace = os.path.join(self.root, "trace", f"{i:04d}-{tool}-{side}")
-                res[side] = cs.run_tool(argv(side), side == "connector", cwd=cwd, trace=trace, timeout=TIMEOUT)
+                res[side] = cs.run_tool(argv(side), side == "connector", cwd=cwd, trace=trace, timeout=TIMEOUT,
+                                        direct_calls=i % 2 == 0)
                 if res[side][0] == "timeout" and side == "native":
                     return (tool, i), {"slow": True, "rc": ("timeout", None), "same": True, "trace": ({}, {})}
             a, b = res["native"], res["connector"]
-            rec = {"rc": (a[0], b[0]), "same": a[:3] == b[:3], "trace": (a[3], b[3]), "nondeterministic": False}
+            rec = {"rc": (a[0], b[0]), "same": a[:3] == b[:3], "trace": (a[3], b[3]), "nondeterministic": False,
+                   "direct_calls": i % 2 == 0}
             outs = [self.repack_out(s, i) for s in ("native", "connector")] if tool == "h5repack" else []
             if tool == "h5repack":
                 rec["outputs"] = [sha256(p) if os.path.exists(p) else None for p in outs]
@@ -257,6 +263,8 @@ def test_connector_really_used(corpus, tool):
             fallback.append(path)
             continue
         for through, api in PAIRS:
+            if through == "attr_read" and rec["direct_calls"]:
+                continue  # reached the native callback directly (see the module docstring)
             # more files than H5Fopen calls may be opened: H5Ropen_object on a reference into another
             # file (h5dump of trefer_ext*.h5) opens that file through the connector as well
             if conn[through] != conn[api] and not (through == "file_open" and conn[through] > conn[api]):
