@@ -15,7 +15,9 @@ from collections.abc import Mapping
 
 import numpy as np
 
-__all__ = ["FILTER_ID", "Sparse", "Blosc", "LZF", "Deflate", "Shuffle", "get_defined", "erase",
+from ._calls import H5SparseError, call
+
+__all__ = ["H5SparseError", "FILTER_ID", "Sparse", "Blosc", "LZF", "Deflate", "Shuffle", "get_defined", "erase",
            "connector_version", "library"]
 
 FILTER_ID = 45100  # structured-chunk filter (unregistered range, registration pending)
@@ -168,10 +170,9 @@ def get_defined(dset, selection=None):
     among `selection` (default: the whole dataset)."""
     import h5py
     space = _space_of(dset, selection)
-    hid = library().h5sparse_dget_defined(dset.id.id, space.id if space is not None else _H5S_ALL, _H5P_DEFAULT)
-    if hid < 0:
-        raise RuntimeError(f"h5sparse get_defined failed on {dset.name} (see the HDF5 error stack above; "
-                           "is the h5sparse VOL connector on?)")
+    lib = library()
+    hid = call(lib, "h5sparse get_defined", dset, lib.h5sparse_dget_defined,
+               space.id if space is not None else _H5S_ALL, _H5P_DEFAULT)
     return _coordinates(h5py.h5s.SpaceID(hid), dset.shape)
 
 
@@ -196,10 +197,9 @@ def _coordinates(space, shape):
 def erase(dset, selection=None):
     """Makes the selected elements of `dset` undefined (default: all of them)."""
     space = _space_of(dset, selection)
-    rc = library().h5sparse_derase(dset.id.id, space.id if space is not None else _H5S_ALL, _H5P_DEFAULT)
-    if rc < 0:
-        raise RuntimeError(f"h5sparse erase failed on {dset.name} (see the HDF5 error stack above; "
-                           "is the h5sparse VOL connector on?)")
+    lib = library()
+    call(lib, "h5sparse erase", dset, lib.h5sparse_derase, space.id if space is not None else _H5S_ALL,
+         _H5P_DEFAULT)
 
 
 def connector_version(obj):

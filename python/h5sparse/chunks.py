@@ -11,6 +11,7 @@ import ctypes
 from collections import namedtuple
 
 from . import _space_of, library
+from ._calls import H5SparseError, call
 
 __all__ = ["StructChunkInfo", "ChunkIOError", "read_struct_chunk", "write_struct_chunk", "struct_chunk_info",
            "struct_chunk_info_by_coord", "struct_chunk_iter", "struct_chunks"]
@@ -27,7 +28,7 @@ StructChunkInfo.__doc__ = """One stored structured chunk: its first element (off
 and stored size (60-byte header + the sections)."""
 
 
-class ChunkIOError(RuntimeError):
+class ChunkIOError(H5SparseError):
     """A direct chunk call failed; the message holds the h5sparse records of the error stack."""
 
 
@@ -39,13 +40,6 @@ class _Info(ctypes.Structure):  # h5sparse_struct_chunk_info_t
                 ("section_orig_size", ctypes.c_size_t * _MAX_SECTIONS)]
 
 
-class _ErrorRecord(ctypes.Structure):  # H5E_error2_t
-    _fields_ = [("cls_id", ctypes.c_int64), ("maj_num", ctypes.c_int64), ("min_num", ctypes.c_int64),
-                ("line", ctypes.c_uint), ("func_name", ctypes.c_char_p), ("file_name", ctypes.c_char_p),
-                ("desc", ctypes.c_char_p)]
-
-
-_WALK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_uint, ctypes.POINTER(_ErrorRecord), ctypes.c_void_p)
 _ITER = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(_Info),
                          ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_uint64), ctypes.c_size_t,
                          ctypes.c_void_p)
@@ -66,39 +60,12 @@ def _lib():
                 ("h5sparse_dstruct_chunk_iter", [hid, hid, _ITER, ctypes.c_size_t, ctypes.c_void_p])]:
             getattr(lib, name).restype = herr
             getattr(lib, name).argtypes = args
-        # HDF5 itself, found through libh5sparse's dependencies: the error stack.
-        lib.H5Ewalk2.restype = herr
-        lib.H5Ewalk2.argtypes = [hid, ctypes.c_int, _WALK, ctypes.c_void_p]
         _declared = True
     return lib
 
 
-def _error_text():
-    messages = []
-
-    def collect(_n, record, _data):
-        if record.contents.desc:
-            messages.append(record.contents.desc.decode(errors="replace"))
-        return 0
-
-    _lib().H5Ewalk2(0, 1, _WALK(collect), None)  # H5E_DEFAULT, H5E_WALK_DOWNWARD
-    return "; ".join(m for m in messages if not m.startswith(("unable to", "can't"))) or "see the HDF5 error stack"
-
-
-_phil = None
-
-
 def _call(what, dset, function, *args):
-    global _phil
-    if _phil is None:
-        import h5py  # h5sparse itself does not need h5py to be importable
-        _phil = h5py._objects.phil
-    with _phil:
-        rc = function(dset.id.id, *args)
-        if rc < 0:
-            text = _error_text()  # first: any HDF5 call (dset.name too) clears the error stack
-            raise ChunkIOError(f"{what} failed on {dset.name}: {text}")
-    return rc
+    return call(_lib(), what, dset, function, *args, error=ChunkIOError)
 
 
 def _offset(dset, offset):
