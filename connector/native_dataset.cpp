@@ -129,12 +129,27 @@ hsize_t stored_chunk_size(void* under, hid_t under_vol_id, const hsize_t* origin
 
 }  // namespace
 
+bool read_stored_chunk_into(void* under, hid_t under_vol_id, const std::vector<hsize_t>& origin, hid_t dxpl,
+                            StoredChunk& chunk) {
+  const hsize_t size = stored_chunk_size(under, under_vol_id, origin.data(), dxpl);
+  if (size == 0) return false;
+  chunk.addr = HADDR_UNDEF;
+  chunk.bytes.resize(size);  // a reused buffer zeroes only what it grows by
+  H5VL_native_dataset_optional_args_t nargs{};
+  nargs.chunk_read.offset = origin.data();
+  nargs.chunk_read.buf = chunk.bytes.data();
+  throw_if_negative(native_dataset_optional(under, under_vol_id, H5VL_NATIVE_DATASET_CHUNK_READ, &nargs, dxpl),
+                    "cannot read a stored chunk");
+  chunk.filter_mask = nargs.chunk_read.filters;
+  return true;
+}
+
 std::optional<StoredChunk> read_stored_chunk(void* under, hid_t under_vol_id, const std::vector<hsize_t>& origin,
                                              hid_t dxpl, bool with_address) {
   if (!with_address) {
-    const hsize_t size = stored_chunk_size(under, under_vol_id, origin.data(), dxpl);
-    if (size == 0) return std::nullopt;
-    return read_listed_chunk(under, under_vol_id, IndexEntry{origin, size, HADDR_UNDEF}, dxpl);
+    StoredChunk chunk;
+    if (!read_stored_chunk_into(under, under_vol_id, origin, dxpl, chunk)) return std::nullopt;
+    return chunk;
   }
   StoredChunk chunk;
   const std::optional<hsize_t> size = locate_stored_chunk(under, under_vol_id, origin.data(), dxpl, chunk);

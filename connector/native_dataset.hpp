@@ -55,6 +55,11 @@ std::optional<hsize_t> locate_stored_chunk(void* under, hid_t under_vol_id, cons
 std::optional<StoredChunk> read_stored_chunk(void* under, hid_t under_vol_id, const std::vector<hsize_t>& origin,
                                              hid_t dxpl, bool with_address = true);
 
+/// read_stored_chunk without the address into `chunk`, whose buffer is reused (a loop over
+/// chunks allocates and zeroes it once); false, `chunk` unchanged, when none is stored.
+bool read_stored_chunk_into(void* under, hid_t under_vol_id, const std::vector<hsize_t>& origin, hid_t dxpl,
+                            StoredChunk& chunk);
+
 /// One chunk of the native chunk index.
 struct IndexEntry {
   std::vector<hsize_t> origin;  ///< the chunk's first element

@@ -424,7 +424,7 @@ void ParallelWrite::run(SparseDataset& d, const MpiComm& comm, Op op, const std:
       const std::vector<std::uint64_t> origin = grid.chunk_origin(index);
       const std::optional<StoredChunk> old = read_stored_mpi(d.under_, d.under_vol_id_, fh, origin);
       const bool stored = old.has_value();
-      StructuredChunk chunk = d.decode_stored(origin, old);
+      StructuredChunk chunk = d.decode_stored(origin, old ? &*old : nullptr);
       for (const Contribution& c : contributions) {
         if (op == Op::write) merger.write(chunk, c.pieces.data(), c.pieces.data() + c.pieces.size(), c.values);
         else merger.erase(chunk, c.pieces.data(), c.pieces.data() + c.pieces.size());

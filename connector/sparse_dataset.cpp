@@ -5,15 +5,12 @@
 
 #include <algorithm>
 #include <cstring>
-#include <type_traits>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #include "dcpl.hpp"
 #include "error_stack.hpp"
 #include "h5sparse/error.hpp"
+#include "h5sparse/fill_scan.hpp"
 #include "native_dataset.hpp"
 #include "object.hpp"
 #ifdef H5SPARSE_PARALLEL
@@ -103,8 +100,7 @@ std::vector<ChunkPiece> SparseDataset::pieces_of(hid_t space, const ChunkGrid& g
     }
   }
   // Group by chunk, keeping selection order inside a chunk (later duplicates win).
-  std::stable_sort(pieces.begin(), pieces.end(),
-                   [](const ChunkPiece& a, const ChunkPiece& b) { return a.chunk < b.chunk; });
+  group_by_chunk(pieces);
   return pieces;
 }
 
@@ -117,12 +113,12 @@ StructuredChunk SparseDataset::read_chunk(const std::vector<std::uint64_t>& orig
   const std::optional<StoredChunk> stored =
       read_stored_chunk(under_, under_vol_id_, std::vector<hsize_t>(origin.begin(), origin.end()), dxpl, false);
   if (stored && stored_size != nullptr) *stored_size = stored->bytes.size();
-  return decode_stored(origin, stored);
+  return decode_stored(origin, stored ? &*stored : nullptr);
 }
 
 StructuredChunk SparseDataset::decode_stored(const std::vector<std::uint64_t>& origin,
-                                             const std::optional<StoredChunk>& stored) const {
-  if (!stored) return StructuredChunk::empty(params_.layout);
+                                             const StoredChunk* stored) const {
+  if (stored == nullptr) return StructuredChunk::empty(params_.layout);
   try {
     if (stored->filter_mask & 1) {
       // Stored with the structured-chunk filter skipped: a dense chunk, every element defined.
@@ -153,83 +149,6 @@ void SparseDataset::write_stored(const std::vector<std::uint64_t>& origin, ByteV
   avoid_chunk_size(padded, avoid_size);
   write_stored_chunk(under_, under_vol_id_, at, padded, dxpl);
 }
-
-namespace {
-
-// Bit j set when element j of the 8 at `p` (width W) differs from the fill value.
-template <std::size_t W>
-unsigned differing8(const std::uint8_t* p, const std::uint8_t* fill) {
-#if defined(__SSE2__)
-  // SSE2 is part of x86-64: compare 4 bytes lanes, then fold lanes into elements.
-  std::uint32_t f32[2];
-  std::memcpy(f32, fill, 4);
-  if (W == 8) std::memcpy(f32, fill, 8);
-  const __m128i f = W == 4 ? _mm_set1_epi32(int(f32[0])) : _mm_set_epi32(int(f32[1]), int(f32[0]), int(f32[1]), int(f32[0]));
-  unsigned equal_lanes = 0;  // bit per 4-byte lane
-  for (unsigned i = 0; i < W * 8 / 16; ++i) {
-    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * i));
-    equal_lanes |= unsigned(_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(v, f)))) << (4 * i);
-  }
-  if (W == 4) return ~equal_lanes & 0xFFu;
-  unsigned equal = 0;  // W == 8: an element is equal when both of its lanes are
-  for (unsigned j = 0; j < 8; ++j) equal |= ((equal_lanes >> (2 * j)) & (equal_lanes >> (2 * j + 1)) & 1u) << j;
-  return ~equal & 0xFFu;
-#else
-  using U = std::conditional_t<W == 4, std::uint32_t, std::uint64_t>;
-  U f, x[8];
-  std::memcpy(&f, fill, W);
-  std::memcpy(x, p, 8 * W);
-  unsigned bits = 0;
-  for (unsigned j = 0; j < 8; ++j) bits |= unsigned(x[j] != f) << j;
-  return bits;
-#endif
-}
-
-// Scans one piece of the source (elements of width W, contiguous in the chunk), appends the
-// elements that differ from the fill value (all of them unless skip_fill) to `out` and marks
-// them in `written`.
-template <std::size_t W>
-std::uint8_t* scan_piece(const std::uint8_t* src, std::uint64_t length, std::uint64_t start, const std::uint8_t* fill,
-                         bool skip_fill, ChunkSelection& written, std::uint8_t* out) {
-  std::uint64_t* const words = written.word_data();
-  std::uint64_t k = 0;
-  if (skip_fill) {
-    // 8 elements per step: a compare mask, then all / nothing / branch-free compaction.
-    for (; k + 8 <= length; k += 8) {
-      const std::uint8_t* p = src + k * W;
-      const unsigned bits = differing8<W>(p, fill);
-      if (bits == 0) continue;
-      if (bits == 0xFFu) {
-        std::memcpy(out, p, 8 * W);
-        out += 8 * W;
-      } else {
-        for (unsigned j = 0; j < 8; ++j) {
-          std::memcpy(out, p + j * W, W);
-          out += (bits >> j & 1) * W;
-        }
-      }
-      const std::uint64_t i = start + k;
-      const unsigned shift = unsigned(i & 63);
-      words[i >> 6] |= std::uint64_t(bits) << shift;
-      if (shift > 56) words[(i >> 6) + 1] |= std::uint64_t(bits) >> (64 - shift);
-    }
-  } else if (length > 0) {  // every element is written: one copy, one range of bits
-    std::memcpy(out, src, length * W);
-    out += length * W;
-    written.set_range(start, length);
-    k = length;
-  }
-  for (; k < length; ++k) {
-    const std::uint8_t* p = src + k * W;
-    if (std::memcmp(p, fill, W) == 0) continue;
-    std::memcpy(out, p, W);
-    out += W;
-    words[(start + k) >> 6] |= std::uint64_t(1) << ((start + k) & 63);
-  }
-  return out;
-}
-
-}  // namespace
 
 const std::uint8_t* SparseDataset::file_values(hid_t mem_type, hid_t mspace, std::size_t n, hid_t dxpl,
                                                const void* buf, Bytes& values) const {
@@ -288,7 +207,7 @@ void SparseDataset::write(hid_t mem_type, hid_t mem_space, hid_t file_space, hid
   // Values are packed where encode_chunk_in_place wants them: a new chunk is then encoded
   // around them without copying them again.
   const std::size_t values_offset = values_offset_in_place(params_.layout);
-  const std::unique_ptr<std::uint8_t[]> packed(new std::uint8_t[values_offset + chunk_elements * es]);
+  const std::unique_ptr<std::uint8_t[]> packed(new std::uint8_t[values_offset + chunk_elements * es + kPackSlack]);
   std::uint8_t* const values_start = packed.get() + values_offset;
   Bytes spill;
   for (std::size_t begin = 0; begin < pieces.size();) {
@@ -306,7 +225,6 @@ void SparseDataset::write(hid_t mem_type, hid_t mem_space, hid_t file_space, hid
       return selected;
     };
     ChunkSelection written(chunk_elements);
-    std::uint64_t* words = written.word_data();
     std::uint8_t* out = values_start;
     auto scan = [&](const std::uint8_t* src, std::uint64_t length, std::uint64_t start) {
       if (!skip_fill) {  // every written element is defined: one copy, one range
@@ -315,18 +233,7 @@ void SparseDataset::write(hid_t mem_type, hid_t mem_space, hid_t file_space, hid
         written.set_range(start, length);
         return;
       }
-      switch (es) {
-        case 4: out = scan_piece<4>(src, length, start, fill, skip_fill, written, out); break;
-        case 8: out = scan_piece<8>(src, length, start, fill, skip_fill, written, out); break;
-        default:
-          for (std::uint64_t k = 0; k < length; ++k) {
-            const std::uint8_t* e = src + k * es;
-            if (skip_fill && std::memcmp(e, fill, es) == 0) continue;
-            std::memcpy(out, e, es);
-            out += es;
-            words[(start + k) >> 6] |= std::uint64_t(1) << ((start + k) & 63);
-          }
-      }
+      out = pack_differing(src, length, start, fill, es, written, out);
     };
     if (ordered) {
       for (std::size_t i = begin; i < end; ++i)

@@ -84,8 +84,11 @@ class SparseDataset {
                    std::size_t avoid_size = 0) const;
   void write_stored(const std::vector<std::uint64_t>& origin, ByteView stored, hid_t dxpl,
                     std::size_t avoid_size = 0) const;
-  /// The structured chunk of what is stored at `origin` (nothing: empty).
-  StructuredChunk decode_stored(const std::vector<std::uint64_t>& origin, const std::optional<StoredChunk>& stored) const;
+  /// The decoded view of a stored chunk with filter mask 0 (values borrowed from `stored`
+  /// when unfiltered); errors name the dataset and chunk.
+  ChunkView view_stored(const std::vector<std::uint64_t>& origin, const StoredChunk& stored) const;
+  /// The structured chunk of what is stored at `origin` (null: nothing, an empty chunk).
+  StructuredChunk decode_stored(const std::vector<std::uint64_t>& origin, const StoredChunk* stored) const;
   /// The selected memory elements in selection order, in the file datatype: `buf` itself when
   /// it already is that, else gathered and converted into `storage`.
   const std::uint8_t* file_values(hid_t mem_type, hid_t mem_space, std::size_t count, hid_t dxpl, const void* buf,

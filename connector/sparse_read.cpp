@@ -1,8 +1,8 @@
 // H5Dread of a sparse dataset, decoded by the connector straight into the caller's buffer.
 // The native path (the structured-chunk filter expanding each chunk into a dense chunk that
 // HDF5 then copies out) costs two passes over every chunk whatever its density; here the
-// destination is filled once with the fill value and each chunk costs what its defined
-// elements cost. Calls this path does not cover (datatype conversion, data transforms, fill
+// destination elements are written once each (a chunk's values or the fill value), and the
+// values of an unfiltered chunk are scattered straight from the bytes read. Calls this path does not cover (datatype conversion, data transforms, fill
 // time "never") take the native path, which gives the same values.
 #include <H5VLconnector_passthru.h>
 
@@ -80,28 +80,50 @@ bool SparseDataset::read(hid_t mem_type, hid_t mem_space, hid_t file_space, hid_
     dest = staging.data();
   }
   const std::uint8_t* fill = params_.fill.empty() ? nullptr : params_.fill.data();
-  fill_elements(dest, n, fill, es);
 
+  // Each destination element is written once: a chunk's pieces get its values and the fill
+  // value (scatter_chunk), a chunk not stored gets the fill value.
   const std::vector<ChunkPiece> pieces = pieces_of(sel.space, sel.grid);
-  Bytes dense;  // one chunk, for pieces in arbitrary order (points)
+  StoredChunk stored;  // one buffer for every chunk
+  Bytes dense;         // one chunk, for pieces in arbitrary order (points)
   for (std::size_t begin = 0; begin < pieces.size();) {
     std::size_t end = begin;
     while (end < pieces.size() && pieces[end].chunk == pieces[begin].chunk) ++end;
-    const StructuredChunk chunk = read_chunk(sel.grid.chunk_origin(pieces[begin].chunk), dxpl);
-    if (!chunk.defined.none()) {
-      if (pieces_ascending(&pieces[begin], end - begin)) {
-        scatter_defined(chunk, &pieces[begin], end - begin, es, dest);
-      } else {
-        dense.resize(std::size_t(params_.layout.element_count()) * es);
-        expand_to_dense(chunk, params_.layout, fill, dense.data());
-        for (std::size_t i = begin; i < end; ++i)
-          std::memcpy(dest + pieces[i].source * es, &dense[pieces[i].in_chunk_start * es], pieces[i].length * es);
-      }
-    }
+    const ChunkPiece* first = &pieces[begin];
+    const std::size_t count = end - begin;
+    const std::vector<std::uint64_t> origin = sel.grid.chunk_origin(first->chunk);
     begin = end;
+    if (!read_stored_chunk_into(under_, under_vol_id_, std::vector<hsize_t>(origin.begin(), origin.end()), dxpl,
+                                stored)) {
+      fill_pieces(first, count, es, fill, dest);
+      continue;
+    }
+    const bool ascending = pieces_ascending(first, count);
+    if (ascending && stored.filter_mask == 0) {
+      const ChunkView view = view_stored(origin, stored);
+      scatter_chunk(view.defined, view.values, first, count, es, fill, dest);
+      continue;
+    }
+    const StructuredChunk chunk = decode_stored(origin, &stored);  // written around the filter
+    if (ascending) {
+      scatter_chunk(chunk.defined, chunk.values.data(), first, count, es, fill, dest);
+    } else {
+      dense.resize(std::size_t(params_.layout.element_count()) * es);
+      expand_to_dense(chunk, params_.layout, fill, dense.data());
+      for (std::size_t i = 0; i < count; ++i)
+        std::memcpy(dest + first[i].source * es, &dense[first[i].in_chunk_start * es], first[i].length * es);
+    }
   }
   if (offset < 0) scatter_to_memory(mspace, staging.data(), es, static_cast<std::uint8_t*>(buf));
   return true;
+}
+
+ChunkView SparseDataset::view_stored(const std::vector<std::uint64_t>& origin, const StoredChunk& stored) const {
+  try {
+    return decode_chunk_view(stored.bytes.data(), stored.bytes.size(), params_.layout);
+  } catch (const Error& e) {
+    throw Error(e.code(), where(origin) + ": " + e.what());
+  }
 }
 
 }  // namespace h5sparse::vol

@@ -82,4 +82,29 @@ void ChunkGrid::split(std::uint64_t offset, std::uint64_t length, std::uint64_t 
   }
 }
 
+void group_by_chunk(std::vector<ChunkPiece>& pieces) {
+  if (pieces.size() < 2) return;
+  std::uint64_t lo = pieces[0].chunk, hi = pieces[0].chunk;
+  bool sorted = true;
+  for (std::size_t i = 1; i < pieces.size(); ++i) {
+    const std::uint64_t c = pieces[i].chunk;
+    sorted = sorted && c >= pieces[i - 1].chunk;
+    lo = std::min(lo, c);
+    hi = std::max(hi, c);
+  }
+  if (sorted) return;
+  const std::uint64_t range = hi - lo + 1;
+  if (range > 4 * std::uint64_t(pieces.size()) + 1024) {
+    std::stable_sort(pieces.begin(), pieces.end(),
+                     [](const ChunkPiece& a, const ChunkPiece& b) { return a.chunk < b.chunk; });
+    return;
+  }
+  std::vector<std::size_t> next(std::size_t(range) + 1, 0);  // first slot of each chunk
+  for (const ChunkPiece& p : pieces) ++next[std::size_t(p.chunk - lo) + 1];
+  for (std::size_t c = 1; c <= range; ++c) next[c] += next[c - 1];
+  std::vector<ChunkPiece> grouped(pieces.size());
+  for (const ChunkPiece& p : pieces) grouped[next[std::size_t(p.chunk - lo)]++] = p;
+  pieces.swap(grouped);
+}
+
 }  // namespace h5sparse

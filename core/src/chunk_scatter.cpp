@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "h5sparse/bits.hpp"
+
 namespace h5sparse {
 
 void fill_elements(std::uint8_t* dest, std::uint64_t count, const std::uint8_t* fill, std::size_t element_size) {
@@ -41,16 +43,18 @@ std::uint64_t count_defined(const std::uint64_t* words, std::uint64_t from, std:
     std::uint64_t w = words[wi] >> lo;
     const unsigned width = unsigned(end - from);
     if (width < 64) w &= (std::uint64_t(1) << width) - 1;
-    n += std::uint64_t(__builtin_popcountll(w));
+    n += popcount64(w);
     from = end;
   }
   return n;
 }
 
 // Element width as a compile-time constant where it matters (short copies become moves).
+// Every element of every piece is written once: whole defined words are copied, empty ones
+// filled, mixed ones filled and then given their defined values.
 template <std::size_t W>
 void scatter_pieces(const std::uint64_t* words, const std::uint8_t* values, const ChunkPiece* pieces,
-                    std::size_t count, std::size_t es, std::uint8_t* dest) {
+                    std::size_t count, std::size_t es, const std::uint8_t* fill, std::uint8_t* dest) {
   const std::size_t width = W ? W : es;
   std::uint64_t position = 0;  // chunk element up to which `values` has been consumed
   const std::uint8_t* v = values;
@@ -66,13 +70,21 @@ void scatter_pieces(const std::uint64_t* words, const std::uint8_t* values, cons
       std::uint64_t w = words[wi] >> lo;
       const unsigned span = unsigned(stop - i);
       if (span < 64) w &= (std::uint64_t(1) << span) - 1;
-      if (span == 64 && w == ~std::uint64_t(0)) {
-        std::memcpy(out + (i - start) * width, v, 64 * width);
-        v += 64 * width;
+      std::uint8_t* at = out + (i - start) * width;
+      if (w == 0) {  // nothing defined: fill up to the next word with a defined element, at once
+        std::uint64_t next = stop;
+        while (next < end && words[next >> 6] == 0) next = std::min(end, next + 64);
+        fill_elements(at, next - i, fill, width);
+        i = next;
+        continue;
+      }
+      if (w == (span == 64 ? ~std::uint64_t(0) : (std::uint64_t(1) << span) - 1)) {
+        std::memcpy(at, v, span * width);
+        v += span * width;
       } else {
+        fill_elements(at, span, fill, width);
         while (w) {
-          const std::uint64_t k = i + std::uint64_t(__builtin_ctzll(w));
-          std::memcpy(out + (k - start) * width, v, W ? W : es);
+          std::memcpy(at + std::size_t(__builtin_ctzll(w)) * width, v, W ? W : es);
           v += width;
           w &= w - 1;
         }
@@ -85,17 +97,22 @@ void scatter_pieces(const std::uint64_t* words, const std::uint8_t* values, cons
 
 }  // namespace
 
-void scatter_defined(const StructuredChunk& chunk, const ChunkPiece* pieces, std::size_t count,
-                     std::size_t element_size, std::uint8_t* dest) {
-  const std::uint64_t* words = chunk.defined.words().data();
-  const std::uint8_t* values = chunk.values.data();
+void scatter_chunk(const ChunkSelection& defined, const std::uint8_t* values, const ChunkPiece* pieces,
+                   std::size_t count, std::size_t element_size, const std::uint8_t* fill, std::uint8_t* dest) {
+  const std::uint64_t* words = defined.words().data();
   switch (element_size) {
-    case 1: scatter_pieces<1>(words, values, pieces, count, element_size, dest); break;
-    case 2: scatter_pieces<2>(words, values, pieces, count, element_size, dest); break;
-    case 4: scatter_pieces<4>(words, values, pieces, count, element_size, dest); break;
-    case 8: scatter_pieces<8>(words, values, pieces, count, element_size, dest); break;
-    default: scatter_pieces<0>(words, values, pieces, count, element_size, dest); break;
+    case 1: scatter_pieces<1>(words, values, pieces, count, element_size, fill, dest); break;
+    case 2: scatter_pieces<2>(words, values, pieces, count, element_size, fill, dest); break;
+    case 4: scatter_pieces<4>(words, values, pieces, count, element_size, fill, dest); break;
+    case 8: scatter_pieces<8>(words, values, pieces, count, element_size, fill, dest); break;
+    default: scatter_pieces<0>(words, values, pieces, count, element_size, fill, dest); break;
   }
+}
+
+void fill_pieces(const ChunkPiece* pieces, std::size_t count, std::size_t element_size, const std::uint8_t* fill,
+                 std::uint8_t* dest) {
+  for (std::size_t p = 0; p < count; ++p)
+    fill_elements(dest + pieces[p].source * element_size, pieces[p].length, fill, element_size);
 }
 
 }  // namespace h5sparse

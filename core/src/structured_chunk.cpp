@@ -230,9 +230,12 @@ StructuredChunk chunk_from_sections(Bytes selection, Bytes values, const ChunkLa
   return chunk;
 }
 
-StructuredChunk decode_chunk(const std::uint8_t* data, std::size_t size, const ChunkLayout& layout) {
+ChunkView decode_chunk_view(const std::uint8_t* data, std::size_t size, const ChunkLayout& layout) {
   const ChunkHeader header = read_chunk_header(data, size);
-  std::array<Bytes, 2> sections;
+  // Each section: its bytes, borrowed from `data` when its pipeline is empty (stored =
+  // unfiltered), else decoded into `owned`.
+  std::array<Bytes, 2> owned;
+  std::array<const std::uint8_t*, 2> bytes{};
   const std::uint8_t* p = data + ChunkHeader::kSize;
   for (std::size_t s = 0; s < 2; ++s) {
     const SectionInfo& info = header.sections[s];
@@ -240,13 +243,48 @@ StructuredChunk decode_chunk(const std::uint8_t* data, std::size_t size, const C
     // Catches any flipped stored byte, also one a codec would silently decode the same.
     if (std::uint32_t(stored_hash) != info.stored_checksum)
       throw Error(ErrorCode::corrupt_data, std::string(kSectionNames[s]) + " stored-bytes checksum mismatch");
-    sections[s] = unfilter_section(s, p, info, layout);
     const bool unfiltered = (s == 0 ? layout.selection_pipeline : layout.values_pipeline).empty();
-    if ((unfiltered ? stored_hash : checksum(sections[s])) != info.checksum)  // one hash when unfiltered
-      throw Error(ErrorCode::corrupt_data, std::string(kSectionNames[s]) + " checksum mismatch");
+    if (unfiltered) {  // one hash serves both checksums; the stored bytes are the section
+      if (info.filter_mask != 0 || info.stored_size != info.unfiltered_size)
+        throw Error(ErrorCode::corrupt_data, std::string(kSectionNames[s]) +
+                                                 ": no section pipeline, yet filter mask or sizes say filtered");
+      if (stored_hash != info.checksum)
+        throw Error(ErrorCode::corrupt_data, std::string(kSectionNames[s]) + " checksum mismatch");
+      bytes[s] = p;
+    } else {
+      owned[s] = unfilter_section(s, p, info, layout);
+      if (checksum(owned[s]) != info.checksum)
+        throw Error(ErrorCode::corrupt_data, std::string(kSectionNames[s]) + " checksum mismatch");
+      bytes[s] = owned[s].data();
+    }
     p += info.stored_size;
   }
-  return chunk_from_sections(std::move(sections[0]), std::move(sections[1]), layout);
+  ChunkView view;
+  try {
+    view.defined = decode_selection(bytes[0], header.sections[0].unfiltered_size, layout.dims);
+  } catch (const Error& e) {
+    throw Error(ErrorCode::corrupt_data, std::string(kSectionNames[0]) + ": " + e.what());
+  }
+  const std::size_t values_size = header.sections[1].unfiltered_size;
+  if (values_size != view.defined.defined_count() * layout.element_size)
+    throw Error(ErrorCode::corrupt_data, "section 1 (values) holds " + std::to_string(values_size) +
+                                             " bytes for " + std::to_string(view.defined.defined_count()) +
+                                             " defined elements");
+  view.values_size = values_size;
+  view.owned = std::move(owned[1]);  // a moved vector keeps its buffer: bytes[1] stays valid
+  view.values = bytes[1];
+  return view;
+}
+
+StructuredChunk decode_chunk(const std::uint8_t* data, std::size_t size, const ChunkLayout& layout) {
+  ChunkView view = decode_chunk_view(data, size, layout);
+  StructuredChunk chunk;
+  chunk.defined = std::move(view.defined);
+  if (!view.owned.empty())
+    chunk.values = std::move(view.owned);
+  else if (view.values_size)
+    chunk.values.assign(view.values, view.values + view.values_size);
+  return chunk;
 }
 
 void expand_to_dense(const StructuredChunk& chunk, const ChunkLayout& layout, const std::uint8_t* fill,

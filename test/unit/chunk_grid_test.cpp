@@ -2,6 +2,9 @@
 // arithmetic, including edge chunks.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
+
 #include "h5sparse/chunk_grid.hpp"
 #include "h5sparse/error.hpp"
 
@@ -27,4 +30,27 @@ TEST(ChunkGrid, SplitMatchesElementwiseMapping) {
   EXPECT_EQ(covered, n);
   EXPECT_FALSE(grid.inside_extent(grid.chunk_count() - 1, 3 * 4 * 5 - 1));
   EXPECT_THROW(grid.split(n - 1, 2, 0, pieces), Error);
+}
+
+// Grouping by chunk is a stable sort by chunk, by counting or by merging.
+TEST(ChunkGrid, GroupByChunkIsAStableSort) {
+  std::mt19937_64 rng(5);
+  for (int trial = 0; trial < 200; ++trial) {
+    const std::size_t n = rng() % 300;
+    // Narrow chunk ranges take the counting sort, wide ones the merge sort.
+    const std::uint64_t span = trial % 2 ? 1 + rng() % 20 : 1 + rng() % 1000000;
+    const std::uint64_t base = rng() % 1000;
+    std::vector<ChunkPiece> pieces(n);
+    for (std::size_t i = 0; i < n; ++i) pieces[i] = ChunkPiece{base + rng() % span, rng() % 64, 1 + rng() % 8, i};
+    if (trial % 7 == 0) std::sort(pieces.begin(), pieces.end(), [](auto& a, auto& b) { return a.chunk < b.chunk; });
+    std::vector<ChunkPiece> expected = pieces;
+    std::stable_sort(expected.begin(), expected.end(), [](auto& a, auto& b) { return a.chunk < b.chunk; });
+    group_by_chunk(pieces);
+    ASSERT_EQ(pieces.size(), expected.size());
+    for (std::size_t i = 0; i < n; ++i) {
+      EXPECT_EQ(pieces[i].chunk, expected[i].chunk);
+      EXPECT_EQ(pieces[i].source, expected[i].source);  // sources are unique: order inside a chunk kept
+      EXPECT_EQ(pieces[i].in_chunk_start, expected[i].in_chunk_start);
+    }
+  }
 }

@@ -1,5 +1,5 @@
-// Scattering a chunk's defined values into selection order agrees with the dense expansion
-// read element by element, for random bitmaps (incl. full 64-element words), random ascending
+// Scattering a chunk into selection order (defined values, fill elsewhere) agrees with the
+// dense expansion read element by element (zero and patterned fill values), for random bitmaps (incl. full 64-element words), random ascending
 // pieces that skip defined elements, and element sizes with and without a fixed-width path.
 #include <gtest/gtest.h>
 
@@ -23,8 +23,10 @@ void check_scatter(std::size_t es, double density, std::uint32_t seed) {
     if (defined(rng) || (i >= 64 && i < 192)) chunk.defined.set(i);  // two full words
   chunk.values.resize(chunk.defined.defined_count() * es);
   for (auto& b : chunk.values) b = std::uint8_t(rng() | 1);  // never the zero fill
+  std::vector<std::uint8_t> fill(es);
+  for (auto& b : fill) b = std::uint8_t(seed % 2 ? rng() : 0);
   std::vector<std::uint8_t> dense(300 * es);
-  expand_to_dense(chunk, layout, nullptr, dense.data());
+  expand_to_dense(chunk, layout, fill.data(), dense.data());
 
   std::vector<ChunkPiece> pieces;
   std::uint64_t source = 0;
@@ -35,9 +37,8 @@ void check_scatter(std::size_t es, double density, std::uint32_t seed) {
     at += length + rng() % 5;  // gaps hold defined elements that must be skipped
   }
   ASSERT_TRUE(pieces_ascending(pieces.data(), pieces.size()));
-  std::vector<std::uint8_t> out(source * es);
-  fill_elements(out.data(), source, nullptr, es);
-  scatter_defined(chunk, pieces.data(), pieces.size(), es, out.data());
+  std::vector<std::uint8_t> out(source * es, 0xEE);  // every element must be written
+  scatter_chunk(chunk.defined, chunk.values.data(), pieces.data(), pieces.size(), es, fill.data(), out.data());
   for (const ChunkPiece& p : pieces)
     ASSERT_EQ(std::memcmp(&out[p.source * es], &dense[p.in_chunk_start * es], p.length * es), 0)
         << "es " << es << " density " << density << " piece at " << p.in_chunk_start;
@@ -49,6 +50,15 @@ TEST(ChunkScatter, MatchesDenseExpansion) {
   for (std::size_t es : {1u, 2u, 3u, 4u, 8u, 12u})
     for (double density : {0.0, 0.01, 0.3, 0.9, 1.0})
       for (std::uint32_t seed = 0; seed < 20; ++seed) check_scatter(es, density, seed);
+}
+
+TEST(ChunkScatter, FillPiecesWritesEveryElementOfThePieces) {
+  const ChunkPiece pieces[2] = {{0, 0, 3, 0}, {0, 10, 2, 5}};
+  const std::uint8_t fill[2] = {4, 5};
+  std::vector<std::uint8_t> out(2 * 8, 0xEE);
+  fill_pieces(pieces, 2, 2, fill, out.data());
+  const std::vector<std::uint8_t> expected{4, 5, 4, 5, 4, 5, 0xEE, 0xEE, 0xEE, 0xEE, 4, 5, 4, 5, 0xEE, 0xEE};
+  EXPECT_EQ(out, expected);
 }
 
 TEST(ChunkScatter, FillRepeatsAnyPattern) {

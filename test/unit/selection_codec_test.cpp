@@ -125,3 +125,70 @@ TEST(SelectionCodec, RejectsCorruptInput) {
     }
   }
 }
+
+// The writer's choice (lower bounds, candidates abandoned once they reach the best size, a
+// cheap pre-check before the block search) equals an exhaustive search: every encoding built
+// in full, the smallest kept, ties to the lower tag.
+TEST(SelectionCodec, ChoiceMatchesExhaustiveSearch) {
+  std::mt19937_64 rng(2024);
+  const std::vector<Dims> shapes{{200}, {64}, {16, 16}, {13, 40}, {7, 9, 13}, {4, 4, 4, 4}};
+  int trials = 0;
+  for (const Dims& dims : shapes) {
+    std::uint64_t n = 1;
+    for (std::uint64_t d : dims) n *= d;
+    for (int t = 0; t < 300; ++t, ++trials) {
+      ChunkSelection s(n);
+      switch (t % 4) {
+        case 0: s = random_selection(n, std::uniform_real_distribution<double>(0, 1)(rng), unsigned(rng())); break;
+        case 1: s = random_selection(n, 0.02, unsigned(rng())); break;
+        case 2: {  // a few runs
+          for (int k = int(rng() % 4); k >= 0; --k) {
+            const std::uint64_t first = rng() % n;
+            s.set_range(first, 1 + rng() % (n - first));
+          }
+          break;
+        }
+        default: {  // one rectangle, sometimes with one element more or less
+          std::vector<std::uint64_t> lo(dims.size()), ext(dims.size());
+          for (std::size_t d = 0; d < dims.size(); ++d) {
+            lo[d] = rng() % dims[d];
+            ext[d] = 1 + rng() % (dims[d] - lo[d]);
+          }
+          for (std::uint64_t i = 0; i < n; ++i) {
+            std::uint64_t rest = i;
+            bool inside = true;
+            for (std::size_t d = dims.size(); d-- > 0;) {
+              const std::uint64_t c = rest % dims[d];
+              rest /= dims[d];
+              inside = inside && c >= lo[d] && c < lo[d] + ext[d];
+            }
+            if (inside) s.set(i);
+          }
+          if (rng() % 3 == 0) {
+            const std::uint64_t i = rng() % n;
+            s.test(i) ? s.reset(i) : s.set(i);
+          }
+        }
+      }
+      Bytes expected;
+      if (s.none()) expected = {0};
+      else if (s.all()) expected = {1};
+      else {
+        for (auto e : {SelectionEncoding::bitmap, SelectionEncoding::offsets, SelectionEncoding::runs,
+                       SelectionEncoding::blocks}) {
+          Bytes b;
+          try {
+            b = encode_selection_as(e, s, dims);
+          } catch (const Error&) {
+            continue;  // not one block
+          }
+          if (expected.empty() || b.size() < expected.size()) expected = b;
+        }
+      }
+      const Bytes chosen = encode_selection(s, dims);
+      ASSERT_EQ(chosen, expected) << "shape rank " << dims.size() << ", trial " << t;
+      ASSERT_EQ(decode_selection(chosen.data(), chosen.size(), dims), s);
+    }
+  }
+  EXPECT_EQ(trials, 1800);
+}

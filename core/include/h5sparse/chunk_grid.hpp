@@ -16,6 +16,11 @@ struct ChunkPiece {
   std::uint64_t source;          ///< index of the first element in selection order
 };
 
+/// Orders pieces by chunk, keeping their order inside a chunk (a stable sort by chunk). A
+/// counting sort when the chunks touched span a range not much larger than the pieces (the
+/// usual case: a hyperslab's rows visit the same few chunks over and over), else a merge sort.
+void group_by_chunk(std::vector<ChunkPiece>& pieces);
+
 class ChunkGrid {
  public:
   ChunkGrid(std::vector<std::uint64_t> dataset_dims, std::vector<std::uint64_t> chunk_dims);

@@ -1,6 +1,6 @@
 // Reading a structured chunk into a caller's buffer without a dense intermediate: the defined
-// values go straight to their places in selection order, the rest of the destination holds the
-// fill value written beforehand. What a sparse read costs then grows with the defined elements,
+// values go straight to their places in selection order, the fill value to the others, each
+// destination element written once. What a sparse read costs then grows with the defined elements,
 // not with the chunk size.
 #pragma once
 
@@ -16,13 +16,18 @@ namespace h5sparse {
 void fill_elements(std::uint8_t* dest, std::uint64_t count, const std::uint8_t* fill, std::size_t element_size);
 
 /// True when the pieces (all of one chunk) are ascending and disjoint in the chunk, which is
-/// what scatter_defined needs; a selection of points in arbitrary order is not.
+/// what scatter_chunk needs; a selection of points in arbitrary order is not.
 bool pieces_ascending(const ChunkPiece* pieces, std::size_t count);
 
-/// For each piece, copies the chunk's defined values inside it to
-/// dest[(piece.source + k) * element_size] (k = offset in the piece). Undefined elements are
-/// left as they are. The pieces must satisfy pieces_ascending.
-void scatter_defined(const StructuredChunk& chunk, const ChunkPiece* pieces, std::size_t count,
-                     std::size_t element_size, std::uint8_t* dest);
+/// For each piece, writes dest[(piece.source + k) * element_size] (k = offset in the piece):
+/// the chunk's value where element piece.in_chunk_start + k is defined in `defined`, `fill`
+/// (as fill_elements) elsewhere, so that each destination element is written once. `values`
+/// holds the defined elements' values in order. The pieces must satisfy pieces_ascending.
+void scatter_chunk(const ChunkSelection& defined, const std::uint8_t* values, const ChunkPiece* pieces,
+                   std::size_t count, std::size_t element_size, const std::uint8_t* fill, std::uint8_t* dest);
+
+/// Writes `fill` into every element of the pieces (a chunk with nothing defined).
+void fill_pieces(const ChunkPiece* pieces, std::size_t count, std::size_t element_size, const std::uint8_t* fill,
+                 std::uint8_t* dest);
 
 }  // namespace h5sparse

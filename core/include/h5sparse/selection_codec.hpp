@@ -38,12 +38,8 @@ class ChunkSelection {
   std::uint64_t* word_data() noexcept { return words_.data(); }
   /// Number of defined elements.
   std::uint64_t defined_count() const noexcept;
-  bool none() const noexcept {  // stops at the first defined word, unlike a count
-    for (std::uint64_t w : words_)
-      if (w != 0) return false;
-    return true;
-  }
-  bool all() const noexcept { return defined_count() == count_; }
+  bool none() const noexcept;
+  bool all() const noexcept;
 
   ChunkSelection& operator|=(const ChunkSelection& other) noexcept;
   /// Removes every element of `other`.

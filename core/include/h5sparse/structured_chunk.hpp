@@ -74,6 +74,23 @@ ChunkHeader read_chunk_header(const std::uint8_t* data, std::size_t size);
 /// value count).
 StructuredChunk decode_chunk(const std::uint8_t* data, std::size_t size, const ChunkLayout& layout);
 
+/// A decoded chunk whose values may still lie in the stored bytes it was decoded from.
+struct ChunkView {
+  ChunkView() = default;
+  ChunkView(ChunkView&&) = default;             // moving keeps `owned`'s buffer, so `values` stays valid
+  ChunkView(const ChunkView&) = delete;         // a copy's `values` would point into the original
+  ChunkView& operator=(const ChunkView&) = delete;
+  ChunkSelection defined;
+  const std::uint8_t* values = nullptr;  ///< values_size bytes: into the stored chunk, or owned
+  std::size_t values_size = 0;
+  Bytes owned;  ///< the values, when the values pipeline produced them
+};
+
+/// decode_chunk with the same checks, without copying an unfiltered section: `values` then
+/// points into `data`, which must outlive the view (reads scatter straight from the stored
+/// bytes).
+ChunkView decode_chunk_view(const std::uint8_t* data, std::size_t size, const ChunkLayout& layout);
+
 /// The stored chunk of `header` (sizes, masks and checksums as given) with the stored bytes
 /// of section 0 and 1; the header checksum is computed.
 Bytes serialize_chunk(const ChunkHeader& header, const std::array<const std::uint8_t*, 2>& stored);

@@ -1,0 +1,212 @@
+// Vectorised packing of non-fill elements (see fill_scan.hpp). SSE2 is part of x86-64 and is
+// the baseline; AVX2 kernels are compiled with a target attribute and picked once at run time,
+// so the library still runs on any x86-64 CPU. Other architectures use the portable loop.
+#include "h5sparse/fill_scan.hpp"
+
+#include <array>
+#include <cstring>
+#include <type_traits>
+
+#include "h5sparse/bits.hpp"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define H5SPARSE_X86_KERNELS 1
+#include <immintrin.h>
+#endif
+
+namespace h5sparse {
+namespace {
+
+// Marks the 8 elements `bits` describes, starting at element i, in the selection's words.
+inline void mark8(std::uint64_t* words, std::uint64_t i, unsigned bits) {
+  const unsigned shift = unsigned(i & 63);
+  words[i >> 6] |= std::uint64_t(bits) << shift;
+  if (shift > 56) words[(i >> 6) + 1] |= std::uint64_t(bits) >> (64 - shift);
+}
+
+// The elements after the last whole group of 8, one by one.
+template <std::size_t W>
+std::uint8_t* pack_tail(const std::uint8_t* src, std::uint64_t from, std::uint64_t length, std::uint64_t start,
+                        const std::uint8_t* fill, std::uint64_t* words, std::uint8_t* out) {
+  for (std::uint64_t k = from; k < length; ++k) {
+    const std::uint8_t* p = src + k * W;
+    if (std::memcmp(p, fill, W) == 0) continue;
+    std::memcpy(out, p, W);
+    out += W;
+    words[(start + k) >> 6] |= std::uint64_t(1) << ((start + k) & 63);
+  }
+  return out;
+}
+
+// Bit j set when element j of the 8 at `p` (width W, 4 or 8) differs from the fill value.
+template <std::size_t W>
+unsigned differing8(const std::uint8_t* p, const std::uint8_t* fill) {
+#if defined(__SSE2__)
+  // Compare 4-byte lanes, then fold lanes into elements.
+  std::uint32_t f32[2];
+  std::memcpy(f32, fill, 4);
+  if (W == 8) std::memcpy(f32, fill, 8);
+  const __m128i f =
+      W == 4 ? _mm_set1_epi32(int(f32[0])) : _mm_set_epi32(int(f32[1]), int(f32[0]), int(f32[1]), int(f32[0]));
+  unsigned equal_lanes = 0;  // bit per 4-byte lane
+  for (unsigned i = 0; i < W * 8 / 16; ++i) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * i));
+    equal_lanes |= unsigned(_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(v, f)))) << (4 * i);
+  }
+  if (W == 4) return ~equal_lanes & 0xFFu;
+  unsigned equal = 0;  // W == 8: an element is equal when both of its lanes are
+  for (unsigned j = 0; j < 8; ++j) equal |= ((equal_lanes >> (2 * j)) & (equal_lanes >> (2 * j + 1)) & 1u) << j;
+  return ~equal & 0xFFu;
+#else
+  using U = std::conditional_t<W == 4, std::uint32_t, std::uint64_t>;
+  U f, x[8];
+  std::memcpy(&f, fill, W);
+  std::memcpy(x, p, 8 * W);
+  unsigned bits = 0;
+  for (unsigned j = 0; j < 8; ++j) bits |= unsigned(x[j] != f) << j;
+  return bits;
+#endif
+}
+
+// Baseline: a compare mask per 8 elements, then all / nothing / branch-free compaction.
+template <std::size_t W>
+std::uint8_t* pack_baseline(const std::uint8_t* src, std::uint64_t length, std::uint64_t start,
+                            const std::uint8_t* fill, std::uint64_t* words, std::uint8_t* out) {
+  std::uint64_t k = 0;
+  for (; k + 8 <= length; k += 8) {
+    const std::uint8_t* p = src + k * W;
+    const unsigned bits = differing8<W>(p, fill);
+    if (bits == 0) continue;
+    if (bits == 0xFFu) {
+      std::memcpy(out, p, 8 * W);
+      out += 8 * W;
+    } else {
+      for (unsigned j = 0; j < 8; ++j) {
+        std::memcpy(out, p + j * W, W);
+        out += (bits >> j & 1) * W;
+      }
+    }
+    mark8(words, start + k, bits);
+  }
+  return pack_tail<W>(src, k, length, start, fill, words, out);
+}
+
+#ifdef H5SPARSE_X86_KERNELS
+// Lane permutations that move the selected 32-bit lanes of a 256-bit vector to its front:
+// for 8 elements of 4 bytes (one lane each, indexed by an 8-bit mask), and for 4 elements of
+// 8 bytes (two lanes each, indexed by a 4-bit mask).
+struct CompactTables {
+  std::array<std::array<std::uint8_t, 8>, 256> lanes4{};
+  std::array<std::array<std::uint8_t, 8>, 16> lanes8{};
+  CompactTables() {
+    for (unsigned m = 0; m < 256; ++m) {
+      unsigned n = 0;
+      for (unsigned j = 0; j < 8; ++j)
+        if (m >> j & 1) lanes4[m][n++] = std::uint8_t(j);
+    }
+    for (unsigned m = 0; m < 16; ++m) {
+      unsigned n = 0;
+      for (unsigned j = 0; j < 4; ++j)
+        if (m >> j & 1) {
+          lanes8[m][n++] = std::uint8_t(2 * j);
+          lanes8[m][n++] = std::uint8_t(2 * j + 1);
+        }
+    }
+  }
+};
+const CompactTables kTables;
+
+__attribute__((target("avx2,popcnt"))) inline __m256i lane_permutation(const std::array<std::uint8_t, 8>& lanes) {
+  return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(lanes.data())));
+}
+
+__attribute__((target("avx2,popcnt"))) std::uint8_t* pack4_avx2(const std::uint8_t* src, std::uint64_t length,
+                                                                  std::uint64_t start, const std::uint8_t* fill,
+                                                                  std::uint64_t* words, std::uint8_t* out) {
+  std::uint32_t f;
+  std::memcpy(&f, fill, 4);
+  const __m256i fv = _mm256_set1_epi32(int(f));
+  std::uint64_t k = 0;
+  for (; k + 8 <= length; k += 8) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 4 * k));
+    const unsigned bits = ~unsigned(_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(v, fv)))) & 0xFFu;
+    if (bits == 0) continue;
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out),
+                        _mm256_permutevar8x32_epi32(v, lane_permutation(kTables.lanes4[bits])));
+    out += 4 * unsigned(__builtin_popcount(bits));
+    mark8(words, start + k, bits);
+  }
+  return pack_tail<4>(src, k, length, start, fill, words, out);
+}
+
+__attribute__((target("avx2,popcnt"))) std::uint8_t* pack8_avx2(const std::uint8_t* src, std::uint64_t length,
+                                                                  std::uint64_t start, const std::uint8_t* fill,
+                                                                  std::uint64_t* words, std::uint8_t* out) {
+  std::int64_t f;
+  std::memcpy(&f, fill, 8);
+  const __m256i fv = _mm256_set1_epi64x(f);
+  std::uint64_t k = 0;
+  for (; k + 8 <= length; k += 8) {
+    unsigned bits = 0;
+    for (unsigned half = 0; half < 2; ++half) {
+      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 8 * (k + 4 * half)));
+      const unsigned b = ~unsigned(_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(v, fv)))) & 0xFu;
+      if (b == 0) continue;
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out),
+                          _mm256_permutevar8x32_epi32(v, lane_permutation(kTables.lanes8[b])));
+      out += 8 * unsigned(__builtin_popcount(b));
+      bits |= b << (4 * half);
+    }
+    if (bits) mark8(words, start + k, bits);
+  }
+  return pack_tail<8>(src, k, length, start, fill, words, out);
+}
+
+bool have_avx2() {
+  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
+  return yes;
+}
+#endif
+
+}  // namespace
+
+namespace {
+
+std::uint8_t* pack_generic(const std::uint8_t* src, std::uint64_t length, std::uint64_t start, const std::uint8_t* fill,
+                           std::size_t element_size, std::uint64_t* words, std::uint8_t* out) {
+  for (std::uint64_t k = 0; k < length; ++k) {
+    const std::uint8_t* e = src + k * element_size;
+    if (std::memcmp(e, fill, element_size) == 0) continue;
+    std::memcpy(out, e, element_size);
+    out += element_size;
+    words[(start + k) >> 6] |= std::uint64_t(1) << ((start + k) & 63);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::uint8_t* pack_differing(const std::uint8_t* src, std::uint64_t length, std::uint64_t start,
+                             const std::uint8_t* fill, std::size_t element_size, ChunkSelection& written,
+                             std::uint8_t* out) {
+#ifdef H5SPARSE_X86_KERNELS
+  if (have_avx2()) {
+    if (element_size == 4) return pack4_avx2(src, length, start, fill, written.word_data(), out);
+    if (element_size == 8) return pack8_avx2(src, length, start, fill, written.word_data(), out);
+  }
+#endif
+  return pack_differing_baseline(src, length, start, fill, element_size, written, out);
+}
+
+std::uint8_t* pack_differing_baseline(const std::uint8_t* src, std::uint64_t length, std::uint64_t start,
+                                      const std::uint8_t* fill, std::size_t element_size, ChunkSelection& written,
+                                      std::uint8_t* out) {
+  std::uint64_t* const words = written.word_data();
+  switch (element_size) {
+    case 4: return pack_baseline<4>(src, length, start, fill, words, out);
+    case 8: return pack_baseline<8>(src, length, start, fill, words, out);
+    default: return pack_generic(src, length, start, fill, element_size, words, out);
+  }
+}
+
+}  // namespace h5sparse
