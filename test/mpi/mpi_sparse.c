@@ -4,11 +4,17 @@
  * h5sparse_dget_defined and H5Dread checks on every rank. Runs under mpirun with the parallel
  * plugins on HDF5_PLUGIN_PATH and the connector on HDF5_VOL_CONNECTOR.
  *
- *   mpirun -n 4 mpi_sparse FILE      (prints "mpi_sparse ok" per rank) */
+ * With a second argument "collective-metadata" the file is opened with collective metadata
+ * reads and writes (H5Pset_all_coll_metadata_ops, H5Pset_coll_metadata_write), and each rank
+ * also reads and asks for the defined elements of its own rows only (different chunks on each
+ * rank): the connector's chunk lookups must not wait for the other ranks.
+ *
+ *   mpirun -n 4 mpi_sparse FILE [collective-metadata]     (prints "mpi_sparse ok" per rank) */
 #include <hdf5.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "h5sparse.h"
 
@@ -27,10 +33,16 @@ int main(int argc, char** argv) {
   int rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (argc != 2) return fail(rank, "usage: mpi_sparse FILE");
+  if (argc != 2 && argc != 3) return fail(rank, "usage: mpi_sparse FILE [collective-metadata]");
+  const int collective_metadata = argc == 3 && strcmp(argv[2], "collective-metadata") == 0;
+  if (argc == 3 && !collective_metadata) return fail(rank, "unknown mode");
 
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
   H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL);
+  if (collective_metadata) {
+    H5Pset_all_coll_metadata_ops(fapl, 1);
+    H5Pset_coll_metadata_write(fapl, 1);
+  }
   hid_t file = H5Fcreate(argv[1], H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
   if (file < 0) return fail(rank, "H5Fcreate");
 
@@ -75,6 +87,22 @@ int main(int argc, char** argv) {
     }
   free(all);
   H5Sclose(defined);
+
+  if (collective_metadata) {
+    /* Each rank alone: its own rows, independent transfer, then its defined elements there. */
+    int own[ROWS_PER_RANK * COLS];
+    H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, count, NULL);
+    if (H5Dread(dset, H5T_NATIVE_INT, mspace, fspace, H5P_DEFAULT, own) < 0) return fail(rank, "own H5Dread");
+    for (int r = 0; r < ROWS_PER_RANK; ++r)
+      for (int c = 0; c < COLS; ++c)
+        if (own[r * COLS + c] != (c == 0 ? 0 : c + 1 + 1000 * rank)) return fail(rank, "own read back");
+    hid_t own_defined = h5sparse_dget_defined(dset, fspace, H5P_DEFAULT);
+    if (own_defined < 0) return fail(rank, "own h5sparse_dget_defined");
+    if (H5Sget_select_npoints(own_defined) != (hssize_t)(ROWS_PER_RANK * (COLS - 1)))
+      return fail(rank, "count of own defined elements");
+    H5Sclose(own_defined);
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
   H5Pclose(dxpl);
   H5Sclose(mspace);
   H5Sclose(fspace);
