@@ -272,3 +272,55 @@ def test_single_shared_file_helper(tmp_path):
     values[lo:hi] = np.arange(lo, hi) * (np.arange(lo, hi) % 3 != 0)
     np.savez(path + ".model.npz", ints_values=values, ints_defined=values != 0)
     assert "serial ok" in serial_python(SERIAL_CHECK.format(path=path, connector=True), connector=True)
+
+
+CORRUPT_READ = """
+    import sys, numpy as np, h5py
+    from mpi4py import MPI
+    comm = MPI.COMM_WORLD
+    with h5py.File(sys.argv[1], "r", driver="mpio", comm=comm) as f:
+        d = f["x"]
+        def attempt(what, selection):
+            try:
+                with d.collective:
+                    got = d[selection]
+            except Exception as e:
+                print(comm.rank, what, "error:", str(e).replace(chr(10), " "))
+            else:
+                print(comm.rank, what, "values:", int(got.sum()))
+        attempt("all", np.s_[...])
+        attempt("own chunk", np.s_[comm.rank * 10:(comm.rank + 1) * 10])
+    print(comm.rank, "done")
+"""
+
+
+def test_collective_read_of_a_corrupted_chunk(tmp_path):
+    """A collective read that meets a corrupted chunk fails on the ranks whose selection holds it,
+    with the checksum error, and the others get their data: no hang, no wrong values."""
+    path = str(tmp_path / "corrupt.h5")
+    code = """
+        import h5py, numpy as np, h5sparse
+        with h5py.File({path!r}, "w") as f:
+            d = f.create_dataset("x", shape=(20,), dtype="i4", chunks=(10,), **h5sparse.Sparse())
+            d[...] = np.arange(20)
+            info = d.id.get_chunk_info_by_coord((10,))
+        with open({path!r}, "r+b") as raw:  # one byte of the second chunk's values
+            raw.seek(info.byte_offset + info.size - 3)
+            byte = raw.read(1)
+            raw.seek(-1, 1)
+            raw.write(bytes([byte[0] ^ 0x40]))
+        print("serial ok")
+    """.format(path=path)
+    assert "serial ok" in serial_python(code, connector=True)
+    script = tmp_path / "corrupt_read.py"
+    script.write_text(textwrap.dedent(CORRUPT_READ))
+    out = mpirun(2, [sys.executable, str(script), path], timeout=120)
+    lines = out.stdout.splitlines()
+    assert out.stdout.count("done") == 2, out.stdout + out.stderr
+    for rank in (0, 1):
+        [whole] = [line for line in lines if line.startswith(f"{rank} all ")]
+        assert "error:" in whole and "checksum" in whole, whole
+    [own0] = [line for line in lines if line.startswith("0 own chunk ")]
+    assert own0 == "0 own chunk values: 45", own0  # 0 + 1 + ... + 9
+    [own1] = [line for line in lines if line.startswith("1 own chunk ")]
+    assert "error:" in own1 and "checksum" in own1, own1
