@@ -2,12 +2,15 @@
 // from any thread). Multi-threaded calls use its global API: only that one keeps a pool of
 // worker threads, where the context API starts and joins `nthreads` threads on every call,
 // which costs more than compressing a 1 MiB chunk. The global API is serialised by a mutex.
+// With several threads the chunk is cut into at least two blocks per thread (blosc_blocks.hpp);
+// one thread keeps c-blosc's automatic blocks, so its frames are the peer's byte for byte.
 #include <blosc.h>
 
 #include <cstdlib>
 #include <mutex>
 #include <string>
 
+#include "h5sparse/blosc_blocks.hpp"
 #include "h5sparse/codecs.hpp"
 #include "h5sparse/error.hpp"
 
@@ -26,6 +29,16 @@ void use_global_pool(int nthreads) {
   (void)initialised;
   if (blosc_get_nthreads() != nthreads) blosc_set_nthreads(nthreads);
 }
+
+// Under global_api_mutex(): c-blosc's global block size for one call, back to automatic after
+// it, so nothing else in the process that uses the global API inherits ours.
+class ForcedBlockSize {
+ public:
+  explicit ForcedBlockSize(std::size_t size) { blosc_set_blocksize(size); }
+  ~ForcedBlockSize() { blosc_set_blocksize(0); }
+  ForcedBlockSize(const ForcedBlockSize&) = delete;
+  ForcedBlockSize& operator=(const ForcedBlockSize&) = delete;
+};
 
 }  // namespace
 
@@ -68,6 +81,8 @@ std::size_t blosc_compress(std::uint8_t* dst, std::size_t dst_capacity, const st
     std::lock_guard<std::mutex> lock(global_api_mutex());
     use_global_pool(params.nthreads);
     blosc_set_compressor(blosc_compressor_name(params.compressor));
+    const ForcedBlockSize blocks(blosc_block_size_for_threads(params.compressor, params.clevel, typesize, src_size,
+                                                              params.nthreads, blosc_split_mode_from_environment()));
     rc = ::blosc_compress(params.clevel, int(params.shuffle), typesize, src_size, src, dst, dst_capacity);
   }
   H5SPARSE_FAIL_IF(rc < 0, ErrorCode::codec_failure, "blosc: compression failed, code " + std::to_string(rc));
