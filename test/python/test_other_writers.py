@@ -6,7 +6,8 @@
 * Pipelines with unusual cd_values (old hdf5-blosc's 4 values, LZF without the chunk size),
   kept verbatim by writing where no filter is available.
 * h5repack applying our filters (UD=), re-chunking through them, and removing them.
-* Blosc with BLOSC_NTHREADS > 1 on both sides.
+* Blosc with BLOSC_NTHREADS > 1 on both sides; with 2 threads every complib writes enough
+  blocks for both threads, and the peer reads them.
 """
 import ctypes
 import ctypes.util
@@ -286,3 +287,47 @@ def test_blosc_nthreads(work):
         assert hi.classify(report["plugins"]) == side
         for spec in specs:
             assert arrays[spec["name"]].tobytes() == hi.make_array(spec).tobytes()
+
+
+def frames_of(path, name):
+    """The stored chunks of dataset `name`, raw (nothing is decoded in this process)."""
+    import h5py
+
+    with h5py.File(path, "r") as f:
+        dset = f[name]
+        out = []
+        for i in range(dset.id.get_num_chunks()):
+            info = dset.id.get_chunk_info(i)
+            assert info.filter_mask == 0, (path, name, i)
+            out.append(dset.id.read_direct_chunk(info.chunk_offset)[1])
+        return out
+
+
+def test_blosc_two_threads_every_complib(work):
+    """1 MiB float32 chunks (the benchmark's): with BLOSC_NTHREADS=2 our frames have at least
+    four blocks (two per thread) for every complib, and the peer reads them; with one thread
+    our frames are the peer's, byte for byte."""
+    complibs = ("blosclz", "lz4", "lz4hc", "zlib", "zstd")
+    specs = [dict(name=c, dtype="f4", shape=[600_000], chunks=[262_144], filter="blosc",
+                  opts=hi.blosc_opts(c, 5, "byte")) for c in complibs]
+    (work / "two-threads.json").write_text(json.dumps(specs))
+    files = {}
+    for side, plugin_path, threads in (("ours", hi.plugin_dir(), "2"), ("ours", hi.plugin_dir(), "1"),
+                                       ("peer", hi.peer_dir(), "1")):
+        files[side, threads] = work / f"two-threads-{side}-{threads}.h5"
+        report = hi.run_worker(plugin_path, "write", work / "two-threads.json", files[side, threads],
+                               extra_env={"BLOSC_NTHREADS": threads})
+        assert hi.classify(report["plugins"]) == side
+    for c in complibs:
+        for frame in frames_of(files["ours", "2"], c):
+            nbytes, blocksize = int.from_bytes(frame[4:8], "little"), int.from_bytes(frame[8:12], "little")
+            assert nbytes == 262_144 * 4 and -(-nbytes // blocksize) >= 4, (c, blocksize)
+        assert frames_of(files["ours", "1"], c) == frames_of(files["peer", "1"], c), c
+    names = list(complibs)
+    for side, plugin_path, threads in (("peer", hi.peer_dir(), "1"), ("peer", hi.peer_dir(), "2"),
+                                       ("ours", hi.plugin_dir(), "2")):
+        report, arrays = read_all(plugin_path, files["ours", "2"], names, work / "two-threads.npz",
+                                  extra_env={"BLOSC_NTHREADS": threads})
+        assert hi.classify(report["plugins"]) == side
+        for spec in specs:
+            assert arrays[spec["name"]].tobytes() == hi.make_array(spec).tobytes(), (side, threads, spec["name"])
