@@ -14,6 +14,7 @@
 //       writes suffice and which repetitions count). With --plugin-lib the plugin
 //       is dlopen'ed and registered with a wrapper that times its filter callback, so the
 //       time spent inside the plugin is known too. --filter 0 writes unfiltered chunks.
+//       "blocksize" is the block size in the header of the first stored Blosc frame.
 //   filter_bench direct --dir D --mb M --dataset field|counts --codec blosc|blosc-global|lzf
 //                       --cd a,b,... [--nthreads N] [--reps N]
 //       Runs the codec core (h5sparse::blosc_* / lzf_*) on the same chunks in memory, no HDF5:
@@ -360,6 +361,7 @@ struct H5Result {
   long chunks = 0, unfiltered_chunks = 0;
   long calls_write = 0, calls_read = 0, failed_write = 0;
   long faults_write = 0, faults_read = 0, filter_faults_write = 0, filter_faults_read = 0;  // last rep
+  std::size_t blosc_blocksize = 0;  // from the first stored Blosc frame's header
 };
 
 std::string json_seconds(bool known, double seconds) {
@@ -444,6 +446,15 @@ int run_h5(const Args& a) {
       hsize_t size = 0;
       check(H5Dget_chunk_info(d, H5S_ALL, i, nullptr, &mask, &addr, &size) >= 0, "H5Dget_chunk_info");
       if (mask != 0) ++r.unfiltered_chunks;
+      if (mask == 0 && filter == 32001 && r.blosc_blocksize == 0) {
+        hsize_t offset[2] = {0, 0};
+        check(H5Dget_chunk_info(d, H5S_ALL, i, offset, &mask, &addr, &size) >= 0, "H5Dget_chunk_info");
+        std::vector<std::uint8_t> frame(size);
+        uint32_t read_mask = 0;
+        check(H5Dread_chunk(d, H5P_DEFAULT, offset, &read_mask, frame.data()) >= 0, "H5Dread_chunk");
+        std::size_t nbytes = 0, cbytes = 0;
+        blosc_cbuffer_sizes(frame.data(), &nbytes, &cbytes, &r.blosc_blocksize);
+      }
     }
     c0 = cpu_now();
     t0 = now();
@@ -470,11 +481,11 @@ int run_h5(const Args& a) {
       "\"write_s\": %.6f, \"read_s\": %.6f, \"filter_write_s\": %s, \"filter_read_s\": %s, "
       "\"chunks\": %ld, \"unfiltered_chunks\": %ld, \"calls_write\": %ld, \"calls_read\": %ld, "
       "\"failed_write\": %ld, \"faults_write\": %ld, \"faults_read\": %ld, \"filter_faults_write\": %ld, "
-      "\"filter_faults_read\": %ld, \"reps\": %d, \"writes\": [%zu, %zu], \"reads\": [%zu, %zu]}\n",
+      "\"filter_faults_read\": %ld, \"blocksize\": %zu, \"reps\": %d, \"writes\": [%zu, %zu], \"reads\": [%zu, %zu]}\n",
       s.name.c_str(), int(filter), data.size(), (unsigned long long)r.stored, writes.best(), reads.best(),
       json_seconds(timed, writes.best_inner()).c_str(), json_seconds(timed, reads.best_inner()).c_str(), r.chunks,
       r.unfiltered_chunks, r.calls_write, r.calls_read, r.failed_write, r.faults_write, r.faults_read,
-      r.filter_faults_write, r.filter_faults_read, reps, writes.clean.size(), writes.all.size(),
+      r.filter_faults_write, r.filter_faults_read, r.blosc_blocksize, reps, writes.clean.size(), writes.all.size(),
       reads.clean.size(), reads.all.size());
   return 0;
 }
