@@ -126,7 +126,7 @@ def test_h5py_mpi_unchanged(tmp_path):
 @pytest.mark.parametrize("mode", [[], ["collective-metadata"]], ids=["default", "collective_metadata"])
 def test_c_program(tmp_path, mode):
     """A C program (H5Pset_fapl_mpio, collective H5Dwrite, h5sparse_derase, h5sparse_dget_defined);
-    also with collective metadata operations, where each rank then reads its own rows alone."""
+    also with collective metadata operations, where one rank then reads its own rows alone."""
     path = str(tmp_path / "c.h5")
     out = mpirun(4, [os.environ["H5SPARSE_MPI_C_PROGRAM"], path, *mode], timeout=120)
     assert out.stdout.count("mpi_sparse ok") == 4, out.stdout
