@@ -1,10 +1,10 @@
 // Direct structured-chunk I/O: split a stored chunk into sections, assemble one from sections.
 #include "h5sparse/direct_chunk.hpp"
 
-#include <xxhash.h>
 
 #include <string>
 
+#include "h5sparse/checksum.hpp"
 #include "h5sparse/error.hpp"
 
 namespace h5sparse {
@@ -37,7 +37,7 @@ std::array<SectionBytes, 2> split_chunk(const std::uint8_t* data, std::size_t si
   const std::uint8_t* p = data + ChunkHeader::kSize;
   for (std::size_t s = 0; s < 2; ++s) {
     const SectionInfo& info = header.sections[s];
-    H5SPARSE_FAIL_IF(std::uint32_t(XXH3_64bits(p, info.stored_size)) != info.stored_checksum,
+    H5SPARSE_FAIL_IF(std::uint32_t(xxh3_64(p, info.stored_size)) != info.stored_checksum,
                      ErrorCode::corrupt_data, std::string(kNames[s]) + " stored-bytes checksum mismatch");
     out[s] = SectionBytes{p, info.stored_size, info.unfiltered_size, info.filter_mask};
     p += info.stored_size;
@@ -56,9 +56,9 @@ Bytes assemble_chunk(const std::array<SectionBytes, 2>& sections, const ChunkLay
       info.stored_size = std::uint32_t(b.stored_size);
       info.unfiltered_size = std::uint32_t(b.unfiltered_size);
       info.filter_mask = b.filter_mask;
-      info.stored_checksum = std::uint32_t(XXH3_64bits(b.data, b.stored_size));
+      info.stored_checksum = std::uint32_t(xxh3_64(b.data, b.stored_size));
       unfiltered[s] = unfilter_section(s, b.data, info, layout);
-      info.checksum = XXH3_64bits(unfiltered[s].data(), unfiltered[s].size());
+      info.checksum = xxh3_64(unfiltered[s].data(), unfiltered[s].size());
     }
     chunk_from_sections(std::move(unfiltered[0]), std::move(unfiltered[1]), layout);
   } catch (const Error& e) {

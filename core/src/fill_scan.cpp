@@ -131,9 +131,14 @@ __attribute__((target("avx2,popcnt"))) std::uint8_t* pack4_avx2(const std::uint8
     const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 4 * k));
     const unsigned bits = ~unsigned(_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(v, fv)))) & 0xFFu;
     if (bits == 0) continue;
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out),
-                        _mm256_permutevar8x32_epi32(v, lane_permutation(kTables.lanes4[bits])));
-    out += 4 * unsigned(__builtin_popcount(bits));
+    if (bits == 0xFFu) {  // dense data: a plain copy
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), v);
+      out += 32;
+    } else {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out),
+                          _mm256_permutevar8x32_epi32(v, lane_permutation(kTables.lanes4[bits])));
+      out += 4 * unsigned(__builtin_popcount(bits));
+    }
     mark8(words, start + k, bits);
   }
   return pack_tail<4>(src, k, length, start, fill, words, out);

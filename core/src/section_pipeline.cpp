@@ -25,27 +25,30 @@ BloscParams blosc_params(const SectionFilter& f, std::size_t element_size) {
 // by more than this, so a larger result is corrupt data, not a valid stream.
 std::size_t expansion_bound(std::size_t size) { return size + size / 16 + 1024; }
 
-Bytes forward_one(const SectionFilter& f, const Bytes& in, std::size_t element_size) {
-  Bytes out;
+// Grows `out` to at least `size` bytes; never shrinks it, so a buffer reused between chunks is
+// zeroed (by vector growth) only the first time.
+std::uint8_t* room(Bytes& out, std::size_t size) {
+  if (out.size() < size) out.resize(size);
+  return out.data();
+}
+
+// One filter forward from `in` into `out` (grown as needed); returns the bytes produced, 0
+// when a compressor cannot make its output fit (the filter does not pay).
+std::size_t forward_one(const SectionFilter& f, const std::uint8_t* in, std::size_t size, std::size_t element_size,
+                        Bytes& out) {
   switch (f.id) {
     case kFilterShuffle:
-      out.resize(in.size());
-      shuffle_bytes(out.data(), in.data(), in.size(), element_size);
-      return out;
+      shuffle_bytes(room(out, size), in, size, element_size);
+      return size;
     case kFilterDeflate: {
-      out.resize(expansion_bound(in.size()));
+      const std::size_t capacity = expansion_bound(size);
       const int level = f.cd_values.empty() ? 6 : int(f.cd_values[0]);
-      out.resize(deflate_compress(out.data(), out.size(), in.data(), in.size(), level));
-      return out;
+      return deflate_compress(room(out, capacity), capacity, in, size, level);
     }
     case kFilterLzf:
-      out.resize(in.size());
-      out.resize(lzf_compress(out.data(), out.size(), in.data(), in.size()));
-      return out;
+      return lzf_compress(room(out, size), size, in, size);
     case kFilterBlosc:
-      out.resize(in.size());
-      out.resize(blosc_compress(out.data(), out.size(), in.data(), in.size(), blosc_params(f, element_size)));
-      return out;
+      return blosc_compress(room(out, size), size, in, size, blosc_params(f, element_size));
   }
   throw Error(ErrorCode::invalid_argument, "section filter " + std::to_string(f.id) + " is not supported");
 }
@@ -114,28 +117,39 @@ void validate_pipeline(const SectionPipeline& pipeline) {
   }
 }
 
-Bytes apply_pipeline(const SectionPipeline& pipeline, Bytes data, std::size_t element_size,
-                     std::uint32_t* filter_mask) {
+ByteView apply_pipeline_to(const SectionPipeline& pipeline, const std::uint8_t* data, std::size_t size,
+                           std::size_t element_size, std::uint32_t* filter_mask, std::array<Bytes, 2>& scratch) {
   *filter_mask = 0;
+  ByteView current{data, size};
+  std::size_t next = 0;  // the scratch buffer the next filter writes
   for (std::size_t i = 0; i < pipeline.size(); ++i) {
     const SectionFilter& f = pipeline[i];
-    if (data.empty()) {  // nothing to filter: record the filter as skipped
+    if (current.size == 0) {  // nothing to filter: record the filter as skipped
       *filter_mask |= 1u << i;
       continue;
     }
-    Bytes out = forward_one(f, data, element_size);
+    const std::size_t produced = forward_one(f, current.data, current.size, element_size, scratch[next]);
     const bool compressor = f.id != kFilterShuffle;
-    if (compressor && (out.empty() || out.size() >= data.size())) {
-      H5SPARSE_FAIL_IF(!(f.flags & kFilterFlagOptional) && out.empty(), ErrorCode::codec_failure,
+    if (compressor && (produced == 0 || produced >= current.size)) {
+      H5SPARSE_FAIL_IF(!(f.flags & kFilterFlagOptional) && produced == 0, ErrorCode::codec_failure,
               "mandatory section filter " + std::to_string(f.id) + " cannot compress this section");
       if (f.flags & kFilterFlagOptional) {
         *filter_mask |= 1u << i;
         continue;
       }
     }
-    data.swap(out);
+    current = ByteView{scratch[next].data(), produced};
+    next ^= 1;
   }
-  return data;
+  return current;
+}
+
+Bytes apply_pipeline(const SectionPipeline& pipeline, Bytes data, std::size_t element_size,
+                     std::uint32_t* filter_mask) {
+  std::array<Bytes, 2> scratch;
+  const ByteView out = apply_pipeline_to(pipeline, data.data(), data.size(), element_size, filter_mask, scratch);
+  if (out.data == data.data()) return data;
+  return Bytes(out.data, out.data + out.size);
 }
 
 Bytes reverse_pipeline(const SectionPipeline& pipeline, Bytes data, std::uint32_t filter_mask,

@@ -3,13 +3,13 @@
 
 #include "h5sparse/chunk_scatter.hpp"
 
-#include <xxhash.h>
 
 #include <algorithm>
 #include <cstring>
 #include <string>
 #include <type_traits>
 
+#include "h5sparse/checksum.hpp"
 #include "h5sparse/error.hpp"
 
 namespace h5sparse {
@@ -37,7 +37,7 @@ std::uint64_t get_u64(const std::uint8_t* p) {
   return v;
 }
 
-std::uint64_t checksum(const Bytes& b) { return XXH3_64bits(b.data(), b.size()); }
+std::uint64_t checksum(const Bytes& b) { return xxh3_64(b.data(), b.size()); }
 
 std::uint32_t checked_u32(std::size_t size, const char* what) {
   H5SPARSE_FAIL_IF(size > 0xFFFFFFFFu, ErrorCode::unsupported, std::string(what) + " exceeds 4 GiB");
@@ -66,18 +66,28 @@ StructuredChunk StructuredChunk::empty(const ChunkLayout& layout) {
 
 namespace {
 
-// One section on its way to storage: its header fields, and the filtered bytes when a
-// pipeline produced new bytes (else `stored` points at the unfiltered bytes themselves).
+// One section on its way to storage: its header fields, and where its stored bytes are (the
+// unfiltered bytes themselves, or a pipeline's output in scratch buffers).
 struct PreparedSection {
   SectionInfo info{};
-  Bytes filtered;
   const std::uint8_t* stored = nullptr;
+  std::array<Bytes, 2> own;  // scratch of a section too large to keep per thread
 };
 
-void prepare_section(const std::uint8_t* data, std::size_t size, const SectionPipeline& pipeline,
+// Pipeline output buffers per thread and section, reused from chunk to chunk (a fresh output
+// buffer per chunk cost a zeroing pass and page faults); a section above kKeptScratch bytes
+// uses buffers of its own, so a thread never keeps more than that.
+constexpr std::size_t kKeptScratch = std::size_t(8) << 20;
+
+std::array<Bytes, 2>& section_scratch(std::size_t section, std::size_t size, PreparedSection& out) {
+  thread_local std::array<std::array<Bytes, 2>, 2> kept;
+  return size <= kKeptScratch ? kept[section] : out.own;
+}
+
+void prepare_section(std::size_t section, const std::uint8_t* data, std::size_t size, const SectionPipeline& pipeline,
                      std::size_t element_size, PreparedSection& out) {
   out.info.unfiltered_size = checked_u32(size, "section");
-  out.info.checksum = XXH3_64bits(data, size);
+  out.info.checksum = xxh3_64(data, size);
   if (pipeline.empty()) {  // stored = unfiltered: no copy, one hash
     out.stored = data;
     out.info.filter_mask = 0;
@@ -85,10 +95,12 @@ void prepare_section(const std::uint8_t* data, std::size_t size, const SectionPi
     out.info.stored_size = out.info.unfiltered_size;
     return;
   }
-  out.filtered = apply_pipeline(pipeline, Bytes(data, data + size), element_size, &out.info.filter_mask);
-  out.stored = out.filtered.data();
-  out.info.stored_checksum = std::uint32_t(checksum(out.filtered));
-  out.info.stored_size = checked_u32(out.filtered.size(), "filtered section");
+  const ByteView filtered = apply_pipeline_to(pipeline, data, size, element_size, &out.info.filter_mask,
+                                              section_scratch(section, size, out));
+  out.stored = filtered.data;
+  out.info.stored_checksum = filtered.data == data ? std::uint32_t(out.info.checksum)
+                                                   : std::uint32_t(xxh3_64(filtered.data, filtered.size));
+  out.info.stored_size = checked_u32(filtered.size, "filtered section");
 }
 
 void write_header(const ChunkHeader& header, std::uint8_t* out) {
@@ -105,7 +117,7 @@ void write_header(const ChunkHeader& header, std::uint8_t* out) {
     put_u32(p + 12, info.stored_checksum);
     put_u64(p + 16, info.checksum);
   }
-  put_u32(out + kHeaderChecksumOffset, std::uint32_t(XXH3_64bits(out, kHeaderChecksumOffset)));
+  put_u32(out + kHeaderChecksumOffset, std::uint32_t(xxh3_64(out, kHeaderChecksumOffset)));
 }
 
 }  // namespace
@@ -115,8 +127,8 @@ Bytes encode_chunk(const StructuredChunk& chunk, const ChunkLayout& layout) {
           "chunk values do not match its defined elements");
   const Bytes selection = encode_selection(chunk.defined, layout.dims);
   PreparedSection sections[2];
-  prepare_section(selection.data(), selection.size(), layout.selection_pipeline, 1, sections[0]);
-  prepare_section(chunk.values.data(), chunk.values.size(), layout.values_pipeline, layout.element_size, sections[1]);
+  prepare_section(0, selection.data(), selection.size(), layout.selection_pipeline, 1, sections[0]);
+  prepare_section(1, chunk.values.data(), chunk.values.size(), layout.values_pipeline, layout.element_size, sections[1]);
   return serialize_chunk(ChunkHeader{{sections[0].info, sections[1].info}}, {sections[0].stored, sections[1].stored});
 }
 
@@ -134,12 +146,12 @@ ByteView encode_chunk_in_place(const ChunkSelection& defined, std::uint8_t* buff
   const std::size_t values_offset = values_offset_in_place(layout);
   const Bytes selection = encode_selection(defined, layout.dims);
   PreparedSection sections[2];
-  prepare_section(selection.data(), selection.size(), layout.selection_pipeline, 1, sections[0]);
-  prepare_section(buffer + values_offset, values_size, layout.values_pipeline, layout.element_size, sections[1]);
+  prepare_section(0, selection.data(), selection.size(), layout.selection_pipeline, 1, sections[0]);
+  prepare_section(1, buffer + values_offset, values_size, layout.values_pipeline, layout.element_size, sections[1]);
   const ChunkHeader header{{sections[0].info, sections[1].info}};
   const std::size_t front = ChunkHeader::kSize + sections[0].info.stored_size;
   if (sections[1].stored != buffer + values_offset || front > values_offset) {
-    spill = serialize_chunk(header, {sections[0].stored, sections[1].stored});
+    serialize_chunk_into(header, {sections[0].stored, sections[1].stored}, spill);
     return spill;
   }
   std::uint8_t* start = buffer + values_offset - front;
@@ -148,12 +160,21 @@ ByteView encode_chunk_in_place(const ChunkSelection& defined, std::uint8_t* buff
   return {start, front + values_size};
 }
 
-Bytes serialize_chunk(const ChunkHeader& header, const std::array<const std::uint8_t*, 2>& stored) {
+void serialize_chunk_into(const ChunkHeader& header, const std::array<const std::uint8_t*, 2>& stored, Bytes& out) {
   const std::size_t size0 = header.sections[0].stored_size, size1 = header.sections[1].stored_size;
-  Bytes out(ChunkHeader::kSize + size0 + size1);
-  write_header(header, out.data());
-  if (size0) std::memcpy(out.data() + ChunkHeader::kSize, stored[0], size0);
-  if (size1) std::memcpy(out.data() + ChunkHeader::kSize + size0, stored[1], size1);
+  std::uint8_t head[ChunkHeader::kSize];
+  write_header(header, head);
+  // Appended, not sized and overwritten: no zeroing pass over the chunk first.
+  out.clear();
+  out.reserve(ChunkHeader::kSize + size0 + size1);
+  out.insert(out.end(), head, head + ChunkHeader::kSize);
+  if (size0) out.insert(out.end(), stored[0], stored[0] + size0);
+  if (size1) out.insert(out.end(), stored[1], stored[1] + size1);
+}
+
+Bytes serialize_chunk(const ChunkHeader& header, const std::array<const std::uint8_t*, 2>& stored) {
+  Bytes out;
+  serialize_chunk_into(header, stored, out);
   return out;
 }
 
@@ -166,14 +187,14 @@ void avoid_chunk_size(Bytes& chunk, std::size_t size) {
   chunk.push_back(0);
   chunk[6] = std::uint8_t(padding);
   chunk[7] = std::uint8_t(padding >> 8);
-  put_u32(chunk.data() + kHeaderChecksumOffset, std::uint32_t(XXH3_64bits(chunk.data(), kHeaderChecksumOffset)));
+  put_u32(chunk.data() + kHeaderChecksumOffset, std::uint32_t(xxh3_64(chunk.data(), kHeaderChecksumOffset)));
 }
 
 ChunkHeader read_chunk_header(const std::uint8_t* data, std::size_t size) {
   H5SPARSE_FAIL_IF(size < ChunkHeader::kSize, ErrorCode::corrupt_data,
           "structured chunk of " + std::to_string(size) + " bytes is shorter than its 60-byte header");
   H5SPARSE_FAIL_IF(std::memcmp(data, kMagic, 4) != 0, ErrorCode::corrupt_data, "structured chunk has no H5SC magic");
-  H5SPARSE_FAIL_IF(std::uint32_t(XXH3_64bits(data, kHeaderChecksumOffset)) != get_u32(data + kHeaderChecksumOffset),
+  H5SPARSE_FAIL_IF(std::uint32_t(xxh3_64(data, kHeaderChecksumOffset)) != get_u32(data + kHeaderChecksumOffset),
           ErrorCode::corrupt_data, "structured chunk header checksum mismatch");
   H5SPARSE_FAIL_IF(data[4] != ChunkHeader::kVersion, ErrorCode::unsupported,
           "structured chunk format version " + std::to_string(data[4]) + " is newer than this reader (1)");
@@ -239,7 +260,7 @@ ChunkView decode_chunk_view(const std::uint8_t* data, std::size_t size, const Ch
   const std::uint8_t* p = data + ChunkHeader::kSize;
   for (std::size_t s = 0; s < 2; ++s) {
     const SectionInfo& info = header.sections[s];
-    const std::uint64_t stored_hash = XXH3_64bits(p, info.stored_size);
+    const std::uint64_t stored_hash = xxh3_64(p, info.stored_size);
     // Catches any flipped stored byte, also one a codec would silently decode the same.
     if (std::uint32_t(stored_hash) != info.stored_checksum)
       throw Error(ErrorCode::corrupt_data, std::string(kSectionNames[s]) + " stored-bytes checksum mismatch");

@@ -5,6 +5,7 @@
 // set in the section's filter mask; a mandatory one that fails fails the write.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -34,6 +35,13 @@ void validate_pipeline(const SectionPipeline& pipeline);
 /// Sets bit i of `*filter_mask` for each optional filter i that was skipped.
 Bytes apply_pipeline(const SectionPipeline& pipeline, Bytes data, std::size_t element_size,
                      std::uint32_t* filter_mask);
+
+/// apply_pipeline over borrowed bytes: the result is `data` itself when no filter changed it
+/// (empty pipeline, every filter skipped), else the front of one of `scratch`'s buffers. The
+/// buffers only grow, so scratch reused between chunks is allocated and zeroed once, not per
+/// chunk (which cost a pass over the values for every chunk).
+ByteView apply_pipeline_to(const SectionPipeline& pipeline, const std::uint8_t* data, std::size_t size,
+                           std::size_t element_size, std::uint32_t* filter_mask, std::array<Bytes, 2>& scratch);
 
 /// Runs the pipeline backward, skipping filters whose mask bit is set; the result must be
 /// exactly `unfiltered_size` bytes (else corrupt_data).

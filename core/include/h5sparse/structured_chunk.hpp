@@ -94,6 +94,8 @@ ChunkView decode_chunk_view(const std::uint8_t* data, std::size_t size, const Ch
 /// The stored chunk of `header` (sizes, masks and checksums as given) with the stored bytes
 /// of section 0 and 1; the header checksum is computed.
 Bytes serialize_chunk(const ChunkHeader& header, const std::array<const std::uint8_t*, 2>& stored);
+/// serialize_chunk into `out`, whose capacity is reused.
+void serialize_chunk_into(const ChunkHeader& header, const std::array<const std::uint8_t*, 2>& stored, Bytes& out);
 
 /// Section `s` (0 or 1) back through its pipeline, honouring `info`'s filter mask: exactly
 /// `info.unfiltered_size` bytes, or Error(corrupt_data) naming the section. No checksums.
