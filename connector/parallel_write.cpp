@@ -3,7 +3,7 @@
 
 #include <H5VLconnector_passthru.h>
 #include <mpi.h>
-#include <xxhash.h>
+#include "h5sparse/checksum.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -288,7 +288,7 @@ int assign_rounds(std::vector<OwnedChunk>& owned) {
   std::unordered_multimap<std::uint64_t, std::size_t> by_image;
   int rounds = owned.empty() ? 0 : 1;
   for (std::size_t i = 0; i < owned.size(); ++i) {
-    const std::uint64_t h = XXH3_64bits(owned[i].dense.data(), owned[i].dense.size());
+    const std::uint64_t h = xxh3_64(owned[i].dense.data(), owned[i].dense.size());
     std::vector<int> taken;  // rounds holding the same image with another encoding
     bool same_as_earlier = false;
     const auto [first, last] = by_image.equal_range(h);

@@ -20,6 +20,8 @@ using hdf5::checked;
 using hdf5::Handle;
 using hdf5::throw_if_negative;
 
+constexpr std::size_t kKeptStoredChunkBytes = std::size_t(16) << 20;
+
 bool has_data_transform(hid_t dxpl) {
   if (dxpl == H5P_DEFAULT || dxpl == H5P_DATASET_XFER_DEFAULT) return false;
   ssize_t length = -1;
@@ -84,7 +86,14 @@ bool SparseDataset::read(hid_t mem_type, hid_t mem_space, hid_t file_space, hid_
   // Each destination element is written once: a chunk's pieces get its values and the fill
   // value (scatter_chunk), a chunk not stored gets the fill value.
   const std::vector<ChunkPiece> pieces = pieces_of(sel.space, sel.grid);
-  StoredChunk stored;  // one buffer for every chunk
+  // One buffer for every chunk, kept by the thread between reads: a fresh one per call costs
+  // zeroing and page faults of a whole chunk, which dominates small reads (single elements).
+  thread_local StoredChunk stored;
+  struct Trim {  // ...unless it grew large
+    ~Trim() {
+      if (stored.bytes.capacity() > kKeptStoredChunkBytes) Bytes().swap(stored.bytes);
+    }
+  } trim;
   Bytes dense;         // one chunk, for pieces in arbitrary order (points)
   for (std::size_t begin = 0; begin < pieces.size();) {
     std::size_t end = begin;
