@@ -302,7 +302,7 @@ def density_report(sw):
     titles = {"write": "Write (create, write all, close)",
               "read": "Full read (open, read all into a new array, close)",
               "readbuf": "Full read into a reused buffer (open, `read_direct` into an array written beforehand, close)"}
-    target_names = {"write": "write", "read": "read (new array)", "readbuf": "read into a reused buffer"}
+    target_names = {"write": "write", "read": "read into a new array", "readbuf": "read into a reused buffer"}
     for op, title in titles.items():
         if not any(sw.get(op, "sparse", codec, tag) is not None for codec in density.CODECS for tag in tags):
             continue  # a sweep recorded before this operation existed
