@@ -14,18 +14,13 @@ namespace {
 using hdf5::call_guarded;
 using hdf5::Origin;
 
-// Owns the FAPL copy and the info read from the FAPL for the length of one call.
+// Owns the info read from our FAPL and, once asked for, the copy of the FAPL that names the
+// connector below (what the H5VL passthrough API needs) for the length of one call.
 struct UnderAccess {
   Info* info;
-  hid_t fapl;
-  explicit UnderAccess(hid_t our_fapl) : info(info_from_fapl(our_fapl)), fapl(H5I_INVALID_HID) {
-    try {
-      fapl = under_fapl(our_fapl, info);
-    } catch (...) {
-      if (info) info_free(info);
-      throw;
-    }
-  }
+  hid_t our_fapl;
+  hid_t fapl = H5I_INVALID_HID;
+  explicit UnderAccess(hid_t fapl_id) : info(info_from_fapl(fapl_id)), our_fapl(fapl_id) {}
   ~UnderAccess() {
     // Runs after a failed open too: HDF5's records (file not found, ...) must survive it.
     hdf5::preserving_error_stack([this] {
@@ -34,6 +29,18 @@ struct UnderAccess {
     });
   }
   hid_t under_vol_id() const { return info ? info->under_vol_id : H5VL_NATIVE; }
+  hid_t under_access() {
+    if (fapl < 0) fapl = under_fapl(our_fapl, info);
+    return fapl;
+  }
+  /// The native connector below, when its file callbacks can be called directly. It takes our
+  /// FAPL as it is: the native connector learns the file's connector from the API context,
+  /// never from the FAPL, so the FAPL copy naming it (a property list copy and close per
+  /// open, a fifth of a small file's open/close) is not needed.
+  const H5VL_class_t* native_class() const {
+    const ConnectorBelow* below = known_native_connector(under_vol_id());
+    return below ? below->cls : nullptr;
+  }
   UnderAccess(const UnderAccess&) = delete;
   UnderAccess& operator=(const UnderAccess&) = delete;
 };
@@ -44,7 +51,10 @@ void* file_create(const char* name, unsigned flags, hid_t fcpl_id, hid_t fapl_id
                   void** req) noexcept {
   return call_guarded<void*>(Origin::connector, "file_create", nullptr, [&]() -> void* {
     UnderAccess access(fapl_id);
-    void* under = H5VLfile_create(name, flags, fcpl_id, access.fapl, dxpl_id, req);
+    const H5VL_class_t* native = access.native_class();
+    void* under = native && native->file_cls.create
+                      ? native->file_cls.create(name, flags, fcpl_id, fapl_id, dxpl_id, req)
+                      : H5VLfile_create(name, flags, fcpl_id, access.under_access(), dxpl_id, req);
     if (under == nullptr) return nullptr;
     wrap_request(req, access.under_vol_id());
     return wrap_under(under, access.under_vol_id());
@@ -54,7 +64,9 @@ void* file_create(const char* name, unsigned flags, hid_t fcpl_id, hid_t fapl_id
 void* file_open(const char* name, unsigned flags, hid_t fapl_id, hid_t dxpl_id, void** req) noexcept {
   return call_guarded<void*>(Origin::connector, "file_open", nullptr, [&]() -> void* {
     UnderAccess access(fapl_id);
-    void* under = H5VLfile_open(name, flags, access.fapl, dxpl_id, req);
+    const H5VL_class_t* native = access.native_class();
+    void* under = native && native->file_cls.open ? native->file_cls.open(name, flags, fapl_id, dxpl_id, req)
+                                                  : H5VLfile_open(name, flags, access.under_access(), dxpl_id, req);
     if (under == nullptr) return nullptr;
     wrap_request(req, access.under_vol_id());
     return wrap_under(under, access.under_vol_id());
@@ -83,8 +95,8 @@ herr_t file_specific(void* obj, H5VL_file_specific_args_t* args, hid_t dxpl_id, 
       if (info) info_free(info);
       UnderAccess access(our_fapl);
       H5VL_file_specific_args_t under_args = *args;
-      if (probe) under_args.args.is_accessible.fapl_id = access.fapl;
-      else under_args.args.del.fapl_id = access.fapl;
+      if (probe) under_args.args.is_accessible.fapl_id = access.under_access();
+      else under_args.args.del.fapl_id = access.under_access();
       const herr_t rc = H5VLfile_specific(nullptr, access.under_vol_id(), &under_args, dxpl_id, req);
       if (rc >= 0) wrap_request(req, access.under_vol_id());
       return rc;

@@ -76,8 +76,28 @@ ConnectorBelow& retain_connector(hid_t under_vol_id, void* under_object) {
   H5Iinc_ref(under_vol_id);
   H5VL_class_value_t value = -1;
   below->native = H5VLget_value(under_vol_id, &value) >= 0 && value == H5_VOL_NATIVE;
-  below->cls = class_of(under_object, under_vol_id);
+  // The native class table is the library's own for its lifetime: learnt once (a program that
+  // opens and closes one file at a time takes a first reference on every open).
+  if (!below->native || below->cls == nullptr) below->cls = class_of(under_object, under_vol_id);
   return *below;
+}
+
+ConnectorBelow* known_native_connector(hid_t under_vol_id) noexcept {
+  ConnectorBelow* found = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(below_mutex);
+    for (ConnectorBelow& entry : connectors_below)
+      if (entry.id == under_vol_id && entry.native && entry.cls != nullptr) found = &entry;
+  }
+  if (found == nullptr || found->references.load() > 0) return found;
+  // Not referenced now: make sure the ID still names the native connector.
+  H5VL_class_value_t value = -1;
+  bool native = false;
+  hdf5::preserving_error_stack([&] {
+    H5E_BEGIN_TRY { native = H5VLget_value(under_vol_id, &value) >= 0 && value == H5_VOL_NATIVE; }
+    H5E_END_TRY
+  });
+  return native ? found : nullptr;
 }
 
 ConnectorBelow& retain_connector(ConnectorBelow& below) noexcept {
@@ -87,7 +107,7 @@ ConnectorBelow& retain_connector(ConnectorBelow& below) noexcept {
 
 void release_connector(ConnectorBelow& below) noexcept {
   if (below.references.fetch_sub(1, std::memory_order_acq_rel) > 1) return;
-  {
+  if (!below.native) {
     std::lock_guard<std::mutex> lock(below_mutex);
     below.cls = nullptr;  // learnt again if the ID is retained again
   }

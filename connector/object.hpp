@@ -29,7 +29,8 @@ struct ConnectorBelow {
   std::atomic<long> references{0};
   /// The native connector: its objects need no wrapping (its wrap callbacks are all NULL).
   bool native = false;
-  /// The connector's class table, when the connector reports it (introspection): its
+  /// The connector's class table, when the connector reports it (introspection; kept for the
+  /// native connector, whose table is the library's own, forgotten for others at zero): its
   /// callbacks are then called directly, as HDF5 does for the top connector, instead of
   /// through the H5VL passthrough API (one more locked API call and ID lookup per operation).
   const H5VL_class_t* cls = nullptr;
@@ -52,6 +53,10 @@ ConnectorBelow& retain_connector(hid_t under_vol_id, void* under_object);
 ConnectorBelow& retain_connector(ConnectorBelow& below) noexcept;
 /// Drops one reference (the last one gives HDF5's reference back).
 void release_connector(ConnectorBelow& below) noexcept;
+
+/// The record of `under_vol_id` when it is the native connector with its class known (its
+/// callbacks can be called directly, referenced or not), else nullptr.
+ConnectorBelow* known_native_connector(hid_t under_vol_id) noexcept;
 
 /// Wraps an object of the connector below; returns nullptr when `under` is nullptr.
 Object* wrap_under(void* under, hid_t under_vol_id);
