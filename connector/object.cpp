@@ -32,6 +32,17 @@ bool direct_calls_allowed() {
   return allowed;
 }
 
+/// Whether `id` names the native connector (quietly: no record left on the error stack).
+bool names_native(hid_t id) {
+  H5VL_class_value_t value = -1;
+  bool native = false;
+  hdf5::preserving_error_stack([&] {
+    H5E_BEGIN_TRY { native = H5VLget_value(id, &value) >= 0 && value == H5_VOL_NATIVE; }
+    H5E_END_TRY
+  });
+  return native;
+}
+
 /// The class table of the connector below, asked of one of its objects (a connector may
 /// answer for any object). Only a table of our H5VL_VERSION whose value matches the ID's is
 /// used; anything else keeps the H5VL API path.
@@ -74,8 +85,7 @@ ConnectorBelow& retain_connector(hid_t under_vol_id, void* under_object) {
     below->references = 1;  // claimed before HDF5 is called, which may call back into us
   }
   H5Iinc_ref(under_vol_id);
-  H5VL_class_value_t value = -1;
-  below->native = H5VLget_value(under_vol_id, &value) >= 0 && value == H5_VOL_NATIVE;
+  below->native = names_native(under_vol_id);
   // The native class table is the library's own for its lifetime: learnt once (a program that
   // opens and closes one file at a time takes a first reference on every open).
   if (!below->native || below->cls == nullptr) below->cls = class_of(under_object, under_vol_id);
@@ -91,13 +101,7 @@ ConnectorBelow* known_native_connector(hid_t under_vol_id) noexcept {
   }
   if (found == nullptr || found->references.load() > 0) return found;
   // Not referenced now: make sure the ID still names the native connector.
-  H5VL_class_value_t value = -1;
-  bool native = false;
-  hdf5::preserving_error_stack([&] {
-    H5E_BEGIN_TRY { native = H5VLget_value(under_vol_id, &value) >= 0 && value == H5_VOL_NATIVE; }
-    H5E_END_TRY
-  });
-  return native ? found : nullptr;
+  return names_native(under_vol_id) ? found : nullptr;
 }
 
 ConnectorBelow& retain_connector(ConnectorBelow& below) noexcept {

@@ -24,15 +24,17 @@ inline void mark8(std::uint64_t* words, std::uint64_t i, unsigned bits) {
   if (shift > 56) words[(i >> 6) + 1] |= std::uint64_t(bits) >> (64 - shift);
 }
 
-// The elements after the last whole group of 8, one by one.
-template <std::size_t W>
-std::uint8_t* pack_tail(const std::uint8_t* src, std::uint64_t from, std::uint64_t length, std::uint64_t start,
-                        const std::uint8_t* fill, std::uint64_t* words, std::uint8_t* out) {
+// Elements [from, length) one by one: the tail after the last whole group of 8, and every
+// element of a width without a vector kernel. Inlined, a constant width makes the compare and
+// copy single loads and stores.
+inline std::uint8_t* pack_one_by_one(const std::uint8_t* src, std::uint64_t from, std::uint64_t length,
+                                     std::uint64_t start, const std::uint8_t* fill, std::size_t element_size,
+                                     std::uint64_t* words, std::uint8_t* out) {
   for (std::uint64_t k = from; k < length; ++k) {
-    const std::uint8_t* p = src + k * W;
-    if (std::memcmp(p, fill, W) == 0) continue;
-    std::memcpy(out, p, W);
-    out += W;
+    const std::uint8_t* p = src + k * element_size;
+    if (std::memcmp(p, fill, element_size) == 0) continue;
+    std::memcpy(out, p, element_size);
+    out += element_size;
     words[(start + k) >> 6] |= std::uint64_t(1) << ((start + k) & 63);
   }
   return out;
@@ -88,7 +90,7 @@ std::uint8_t* pack_baseline(const std::uint8_t* src, std::uint64_t length, std::
     }
     mark8(words, start + k, bits);
   }
-  return pack_tail<W>(src, k, length, start, fill, words, out);
+  return pack_one_by_one(src, k, length, start, fill, W, words, out);
 }
 
 #ifdef H5SPARSE_X86_KERNELS
@@ -141,7 +143,7 @@ __attribute__((target("avx2,popcnt"))) std::uint8_t* pack4_avx2(const std::uint8
     }
     mark8(words, start + k, bits);
   }
-  return pack_tail<4>(src, k, length, start, fill, words, out);
+  return pack_one_by_one(src, k, length, start, fill, 4, words, out);
 }
 
 __attribute__((target("avx2,popcnt"))) std::uint8_t* pack8_avx2(const std::uint8_t* src, std::uint64_t length,
@@ -164,7 +166,7 @@ __attribute__((target("avx2,popcnt"))) std::uint8_t* pack8_avx2(const std::uint8
     }
     if (bits) mark8(words, start + k, bits);
   }
-  return pack_tail<8>(src, k, length, start, fill, words, out);
+  return pack_one_by_one(src, k, length, start, fill, 8, words, out);
 }
 
 bool have_avx2() {
@@ -172,22 +174,6 @@ bool have_avx2() {
   return yes;
 }
 #endif
-
-}  // namespace
-
-namespace {
-
-std::uint8_t* pack_generic(const std::uint8_t* src, std::uint64_t length, std::uint64_t start, const std::uint8_t* fill,
-                           std::size_t element_size, std::uint64_t* words, std::uint8_t* out) {
-  for (std::uint64_t k = 0; k < length; ++k) {
-    const std::uint8_t* e = src + k * element_size;
-    if (std::memcmp(e, fill, element_size) == 0) continue;
-    std::memcpy(out, e, element_size);
-    out += element_size;
-    words[(start + k) >> 6] |= std::uint64_t(1) << ((start + k) & 63);
-  }
-  return out;
-}
 
 }  // namespace
 
@@ -210,7 +196,7 @@ std::uint8_t* pack_differing_baseline(const std::uint8_t* src, std::uint64_t len
   switch (element_size) {
     case 4: return pack_baseline<4>(src, length, start, fill, words, out);
     case 8: return pack_baseline<8>(src, length, start, fill, words, out);
-    default: return pack_generic(src, length, start, fill, element_size, words, out);
+    default: return pack_one_by_one(src, 0, length, start, fill, element_size, words, out);
   }
 }
 
