@@ -144,8 +144,7 @@ void free_wrapper(Object* object) noexcept {
   delete object;
 }
 
-void wrap_request(void** req, hid_t under_vol_id) {
-  if (req == nullptr || *req == nullptr) return;
+void wrap_started_request(void** req, hid_t under_vol_id) {
   ConnectorBelow& below = retain_connector(under_vol_id, nullptr);  // requests are no objects
   try {
     *req = new Object(*req, below);

@@ -65,8 +65,14 @@ Object* wrap_under(void* under, ConnectorBelow& below);
 /// Releases a wrapper (not the object below), preserving the current error stack.
 void free_wrapper(Object* object) noexcept;
 
-/// After an operation that may have started an asynchronous request below, wraps it.
-void wrap_request(void** req, hid_t under_vol_id);
+/// Wraps the asynchronous request an operation below started (`*req` set).
+void wrap_started_request(void** req, hid_t under_vol_id);
+
+/// After an operation that may have started an asynchronous request below, wraps it. The test
+/// is inline: almost no operation starts one.
+inline void wrap_request(void** req, hid_t under_vol_id) {
+  if (req != nullptr && *req != nullptr) wrap_started_request(req, under_vol_id);
+}
 
 inline Object* as_object(void* obj) noexcept { return static_cast<Object*>(obj); }
 

@@ -48,6 +48,20 @@ void push_error(Origin origin, ErrorCode code, const char* function, const std::
   }
 }
 
+void report_current_exception(Origin origin, const char* function) noexcept {
+  try {
+    throw;
+  } catch (const Error& e) {
+    push_error(origin, e.code(), function, e.what());
+  } catch (const std::bad_alloc&) {
+    push_error(origin, ErrorCode::out_of_memory, function, "out of memory");
+  } catch (const std::exception& e) {
+    push_error(origin, ErrorCode::codec_failure, function, e.what());
+  } catch (...) {
+    push_error(origin, ErrorCode::codec_failure, function, "unknown exception");
+  }
+}
+
 void throw_if_negative(long long hdf5_result, const char* what) {
   if (hdf5_result < 0) throw Error(ErrorCode::codec_failure, what);
 }
