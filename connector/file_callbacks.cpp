@@ -22,11 +22,10 @@ struct UnderAccess {
   hid_t fapl = H5I_INVALID_HID;
   explicit UnderAccess(hid_t fapl_id) : info(info_from_fapl(fapl_id)), our_fapl(fapl_id) {}
   ~UnderAccess() {
-    // Runs after a failed open too: HDF5's records (file not found, ...) must survive it.
-    hdf5::preserving_error_stack([this] {
-      if (fapl >= 0) H5Pclose(fapl);
-      if (info) info_free(info);
-    });
+    // Runs after a failed open too: HDF5's records (file not found, ...) must survive it
+    // (info_free keeps them itself).
+    if (fapl >= 0) hdf5::preserving_error_stack([this] { H5Pclose(fapl); });
+    if (info) info_free(info);
   }
   hid_t under_vol_id() const { return info ? info->under_vol_id : H5VL_NATIVE; }
   hid_t under_access() {

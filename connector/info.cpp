@@ -9,6 +9,7 @@
 #include <string>
 
 #include "error_stack.hpp"
+#include "object.hpp"
 
 namespace h5sparse::vol {
 namespace {
@@ -18,7 +19,7 @@ using hdf5::Origin;
 
 Info* new_info(hid_t under_vol_id, void* under_vol_info) {
   auto* info = new Info{under_vol_id, under_vol_info};
-  H5Iinc_ref(under_vol_id);
+  if (!is_library_native_id(under_vol_id)) H5Iinc_ref(under_vol_id);
   return info;
 }
 
@@ -59,10 +60,12 @@ herr_t info_cmp(int* cmp_value, const void* info1, const void* info2) noexcept {
 herr_t info_free(void* info) noexcept {
   return call_guarded<herr_t>(Origin::connector, "info_free", -1, [&]() -> herr_t {
     auto* i = static_cast<Info*>(info);
-    hdf5::preserving_error_stack([i] {
-      if (i->under_vol_info != nullptr) H5VLfree_connector_info(i->under_vol_id, i->under_vol_info);
-      H5Idec_ref(i->under_vol_id);
-    });
+    if (i->under_vol_info != nullptr || !is_library_native_id(i->under_vol_id)) {
+      hdf5::preserving_error_stack([i] {
+        if (i->under_vol_info != nullptr) H5VLfree_connector_info(i->under_vol_id, i->under_vol_info);
+        if (!is_library_native_id(i->under_vol_id)) H5Idec_ref(i->under_vol_id);
+      });
+    }
     delete i;
     return 0;
   });
@@ -119,7 +122,9 @@ herr_t str_to_info(const char* str, void** info) noexcept {
       H5VLclose(under_vol_id);
       throw Error(ErrorCode::invalid_argument, "connector info: the connector below rejects '" + under_info + "'");
     }
-    *info = new Info{under_vol_id, under_vol_info};  // takes over the registration reference
+    // Takes over the registration reference, except on the native connector (see Info).
+    if (is_library_native_id(under_vol_id)) H5Idec_ref(under_vol_id);
+    *info = new Info{under_vol_id, under_vol_info};
     return 0;
   });
 }

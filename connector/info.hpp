@@ -7,6 +7,8 @@
 
 namespace h5sparse::vol {
 
+/// Holds a reference on `under_vol_id`, unless it is the library's native connector ID
+/// (is_library_native_id), which outlives every info.
 struct Info {
   hid_t under_vol_id;
   void* under_vol_info;

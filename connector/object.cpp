@@ -34,6 +34,7 @@ bool direct_calls_allowed() {
 
 /// Whether `id` names the native connector (quietly: no record left on the error stack).
 bool names_native(hid_t id) {
+  if (is_library_native_id(id)) return true;
   H5VL_class_value_t value = -1;
   bool native = false;
   hdf5::preserving_error_stack([&] {
@@ -84,7 +85,8 @@ ConnectorBelow& retain_connector(hid_t under_vol_id, void* under_object) {
     }
     below->references = 1;  // claimed before HDF5 is called, which may call back into us
   }
-  H5Iinc_ref(under_vol_id);
+  below->holds_id_reference = !is_library_native_id(under_vol_id);
+  if (below->holds_id_reference) H5Iinc_ref(under_vol_id);
   below->native = names_native(under_vol_id);
   // The native class table is the library's own for its lifetime: learnt once (a program that
   // opens and closes one file at a time takes a first reference on every open).
@@ -115,6 +117,7 @@ void release_connector(ConnectorBelow& below) noexcept {
     std::lock_guard<std::mutex> lock(below_mutex);
     below.cls = nullptr;  // learnt again if the ID is retained again
   }
+  if (!below.holds_id_reference) return;
   // Dropping the reference may run HDF5 code that resets the error stack: keep the caller's.
   const hid_t id = below.id;
   hdf5::preserving_error_stack([id] { H5Idec_ref(id); });

@@ -27,6 +27,9 @@ struct WrapContext {
 struct ConnectorBelow {
   hid_t id = H5I_INVALID_HID;
   std::atomic<long> references{0};
+  /// Whether our references hold one on the ID (not for the library's native connector ID,
+  /// which outlives every object).
+  bool holds_id_reference = true;
   /// The native connector: its objects need no wrapping (its wrap callbacks are all NULL).
   bool native = false;
   /// The connector's class table, when the connector reports it (introspection; kept for the
@@ -37,6 +40,12 @@ struct ConnectorBelow {
   /// The wrap context handed out for a native connector below (nothing to allocate).
   WrapContext shared_wrap_ctx{this, nullptr};
 };
+
+/// Whether `id` is the library's own ID of the native connector. It lives as long as the
+/// library (HDF5 refuses to unregister the native connector, and registering it again returns
+/// this ID), so neither objects nor infos need a reference of ours on it; and the test is a
+/// comparison, where taking and dropping a reference are API calls, several per file open.
+inline bool is_library_native_id(hid_t id) noexcept { return id == H5VL_NATIVE; }
 
 struct Object {
   Object(void* under_object, ConnectorBelow& below_connector);
