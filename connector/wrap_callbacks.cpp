@@ -27,12 +27,14 @@ herr_t get_wrap_ctx(const void* obj, void** wrap_ctx) noexcept {
   return call_guarded<herr_t>(Origin::connector, "get_wrap_ctx", -1, [&]() -> herr_t {
     const auto* o = static_cast<const Object*>(obj);
     // HDF5 asks for a wrap context at the start of every API call on our objects: for a
-    // native connector below it is the connector's shared one (nothing to allocate).
-    ConnectorBelow& below = retain_connector(*o->below);
-    if (below.native) {
-      *wrap_ctx = &below.shared_wrap_ctx;
+    // native connector below it is the connector's shared one, which needs no memory, nor a
+    // reference when the record holds none on the ID (see is_library_native_id).
+    if (o->below->native) {
+      if (o->below->holds_id_reference) retain_connector(*o->below);
+      *wrap_ctx = &o->below->shared_wrap_ctx;
       return 0;
     }
+    ConnectorBelow& below = retain_connector(*o->below);
     auto* ctx = new WrapContext{&below, nullptr};
     if (H5VLget_wrap_ctx(o->under, o->under_vol_id, &ctx->under_wrap_ctx) < 0) {
       free_wrap_ctx(ctx);
@@ -68,11 +70,13 @@ herr_t free_wrap_ctx(void* wrap_ctx) noexcept {
   return call_guarded<herr_t>(Origin::connector, "free_wrap_ctx", -1, [&]() -> herr_t {
     auto* ctx = static_cast<WrapContext*>(wrap_ctx);
     ConnectorBelow& below = *ctx->below;
-    if (ctx != &below.shared_wrap_ctx) {
-      if (ctx->under_wrap_ctx != nullptr)
-        hdf5::preserving_error_stack([ctx] { H5VLfree_wrap_ctx(ctx->under_wrap_ctx, ctx->below->id); });
-      delete ctx;
+    if (ctx == &below.shared_wrap_ctx) {  // see get_wrap_ctx
+      if (below.holds_id_reference) release_connector(below);
+      return 0;
     }
+    if (ctx->under_wrap_ctx != nullptr)
+      hdf5::preserving_error_stack([ctx] { H5VLfree_wrap_ctx(ctx->under_wrap_ctx, ctx->below->id); });
+    delete ctx;
     release_connector(below);
     return 0;
   });
