@@ -5,8 +5,6 @@
 #include <blosc.h>
 
 #include <algorithm>
-#include <cstdlib>
-#include <cstring>
 
 namespace h5sparse {
 namespace {
@@ -50,15 +48,6 @@ std::size_t automatic_base(BloscCompressor c, int clevel) {
 }
 
 }  // namespace
-
-BloscSplitMode blosc_split_mode_from_environment() noexcept {
-  const char* text = std::getenv("BLOSC_SPLITMODE");  // parsed as c-blosc's blosc_compress does
-  if (text == nullptr) return BloscSplitMode::forward_compat;
-  if (std::strcmp(text, "ALWAYS") == 0) return BloscSplitMode::always;
-  if (std::strcmp(text, "NEVER") == 0) return BloscSplitMode::never;
-  if (std::strcmp(text, "AUTO") == 0) return BloscSplitMode::automatic;
-  return BloscSplitMode::forward_compat;
-}
 
 std::size_t blosc_frame_block_size(BloscCompressor compressor, int clevel, std::size_t typesize,
                                    std::size_t nbytes, std::size_t forced, BloscSplitMode mode) {

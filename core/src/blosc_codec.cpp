@@ -1,47 +1,22 @@
-// Blosc 1.x frames. Single-threaded calls use c-blosc's context API (no global state, safe
-// from any thread). Multi-threaded calls use its global API: only that one keeps a pool of
-// worker threads, where the context API starts and joins `nthreads` threads on every call,
-// which costs more than compressing a 1 MiB chunk. The global API is serialised by a mutex.
-// With several threads the chunk is cut into at least two blocks per thread (blosc_blocks.hpp);
-// one thread keeps c-blosc's automatic blocks, so its frames are the peer's byte for byte.
+// Blosc 1.x frames through c-blosc's context API only (no global c-blosc state, safe from any
+// thread). Several threads share a frame's blocks through the core's worker pool
+// (blosc_threaded.hpp): c-blosc's context API would start and join its threads on every call,
+// which costs more than compressing a 1 MiB chunk, and its pooled global API is state shared
+// with every other c-blosc user in the process. With several threads the chunk is cut into at
+// least two blocks per thread (blosc_blocks.hpp); one thread keeps c-blosc's automatic blocks,
+// so its frames are the peer's byte for byte.
 #include <blosc.h>
 
 #include <cstdlib>
-#include <mutex>
+#include <optional>
 #include <string>
 
 #include "h5sparse/blosc_blocks.hpp"
+#include "h5sparse/blosc_threaded.hpp"
 #include "h5sparse/codecs.hpp"
 #include "h5sparse/error.hpp"
 
 namespace h5sparse {
-namespace {
-
-std::mutex& global_api_mutex() {
-  static std::mutex mutex;
-  return mutex;
-}
-
-// Under global_api_mutex(): the global API initialised, its pool sized to `nthreads` (c-blosc
-// keeps the threads between calls and restarts them only when the count changes).
-void use_global_pool(int nthreads) {
-  static const bool initialised = (blosc_init(), true);
-  (void)initialised;
-  if (blosc_get_nthreads() != nthreads) blosc_set_nthreads(nthreads);
-}
-
-// Under global_api_mutex(): c-blosc's global block size for one call, back to automatic after
-// it, so nothing else in the process that uses the global API inherits ours.
-class ForcedBlockSize {
- public:
-  explicit ForcedBlockSize(std::size_t size) { blosc_set_blocksize(size); }
-  ~ForcedBlockSize() { blosc_set_blocksize(0); }
-  ForcedBlockSize(const ForcedBlockSize&) = delete;
-  ForcedBlockSize& operator=(const ForcedBlockSize&) = delete;
-};
-
-}  // namespace
-
 const char* blosc_compressor_name(BloscCompressor compressor) noexcept {
   switch (compressor) {
     case BloscCompressor::blosclz: return "blosclz";
@@ -78,12 +53,19 @@ std::size_t blosc_compress(std::uint8_t* dst, std::size_t dst_capacity, const st
     rc = blosc_compress_ctx(params.clevel, int(params.shuffle), typesize, src_size, src, dst, dst_capacity,
                             blosc_compressor_name(params.compressor), 0, 1);
   } else {
-    std::lock_guard<std::mutex> lock(global_api_mutex());
-    use_global_pool(params.nthreads);
-    blosc_set_compressor(blosc_compressor_name(params.compressor));
-    const ForcedBlockSize blocks(blosc_block_size_for_threads(params.compressor, params.clevel, typesize, src_size,
-                                                              params.nthreads, blosc_split_mode_from_environment()));
-    rc = ::blosc_compress(params.clevel, int(params.shuffle), typesize, src_size, src, dst, dst_capacity);
+    // c-blosc's context calls use its process-wide split mode, FORWARD_COMPAT unless someone
+    // changed it; if someone did, the parts come out other than predicted and we go serial.
+    const BloscSplitMode mode = BloscSplitMode::forward_compat;
+    const std::size_t forced =
+        blosc_block_size_for_threads(params.compressor, params.clevel, typesize, src_size, params.nthreads, mode);
+    BloscParams shared = params;
+    shared.typesize = typesize;
+    const std::optional<std::size_t> joined = blosc_compress_threaded(
+        dst, dst_capacity, src, src_size, shared,
+        forced, blosc_frame_block_size(params.compressor, params.clevel, typesize, src_size, forced, mode));
+    if (joined) return *joined;
+    rc = blosc_compress_ctx(params.clevel, int(params.shuffle), typesize, src_size, src, dst, dst_capacity,
+                            blosc_compressor_name(params.compressor), forced, 1);
   }
   H5SPARSE_FAIL_IF(rc < 0, ErrorCode::codec_failure, "blosc: compression failed, code " + std::to_string(rc));
   return std::size_t(rc);
@@ -105,14 +87,8 @@ std::size_t blosc_decompress(std::uint8_t* dst, std::size_t dst_capacity, const 
           "blosc: frame decodes to " + std::to_string(expected) + " bytes, more than the " +
               std::to_string(dst_capacity) + " expected");
   if (expected == 0) return 0;
-  int rc = 0;
-  if (nthreads <= 1) {
-    rc = blosc_decompress_ctx(src, dst, dst_capacity, 1);
-  } else {
-    std::lock_guard<std::mutex> lock(global_api_mutex());
-    use_global_pool(nthreads);
-    rc = ::blosc_decompress(src, dst, dst_capacity);
-  }
+  if (nthreads > 1 && blosc_decompress_threaded(dst, dst_capacity, src, src_size, nthreads)) return expected;
+  const int rc = blosc_decompress_ctx(src, dst, dst_capacity, 1);
   H5SPARSE_FAIL_IF(rc <= 0 || std::size_t(rc) != expected, ErrorCode::corrupt_data,
           "blosc: frame payload is corrupt (decoder returned " + std::to_string(rc) + ")");
   return expected;

@@ -16,9 +16,6 @@ namespace h5sparse {
 /// c-blosc 1.x split modes (BLOSC_SPLITMODE / blosc_set_splitmode; FORWARD_COMPAT is its default).
 enum class BloscSplitMode { always, never, automatic, forward_compat };
 
-/// The split mode c-blosc's global API will use: $BLOSC_SPLITMODE if set, else forward_compat.
-BloscSplitMode blosc_split_mode_from_environment() noexcept;
-
 /// The block size c-blosc 1.21 puts into the header of a frame of `nbytes` bytes;
 /// `forced` = 0 means its automatic choice.
 std::size_t blosc_frame_block_size(BloscCompressor compressor, int clevel, std::size_t typesize,

@@ -1,0 +1,27 @@
+// A process-wide pool of persistent worker threads for splitting one buffer's work (the blocks
+// of a blosc frame) between threads. Starting threads per call costs more than decoding a 1 MiB
+// chunk, and c-blosc's own pool is global state shared with every other c-blosc user in the
+// process (PyTables, hdf5plugin), so the core keeps its own.
+#pragma once
+
+#include <type_traits>
+
+namespace h5sparse {
+
+/// Runs task(0) .. task(count - 1) and returns when all have finished: task(0) on the calling
+/// thread, the others on pool workers (started on first use, kept for the life of the process).
+/// A caller that finds the pool busy with another thread's tasks runs all of its tasks itself,
+/// one after the other, so concurrent callers never wait for each other. Tasks must not throw;
+/// they report failures through the state they share with the caller.
+void run_shared(int count, void (*task)(void* state, int index), void* state);
+
+template <typename Task>
+void run_shared(int count, Task& task) {
+  static_assert(std::is_invocable_v<Task&, int>, "task(index)");
+  run_shared(count, [](void* state, int index) { (*static_cast<Task*>(state))(index); }, &task);
+}
+
+/// Workers the pool has started so far in this process (for tests).
+int shared_pool_workers() noexcept;
+
+}  // namespace h5sparse

@@ -1,0 +1,180 @@
+// Blosc frames shared between threads; the frame layout is c-blosc 1.x's (blosc/blosc.c):
+//   [0] format version 2  [1] codec format version  [2] flags  [3] typesize
+//   [4..8) decoded bytes  [8..12) block size  [12..16) frame bytes   (little endian int32)
+//   [16..16 + 4 * nblocks) each block's offset from the frame's start, then the blocks.
+// Flags: 0x01 byte shuffle, 0x02 copied (no blocks, no offsets), 0x04 bit shuffle, 0x08
+// reserved (a reader rejects it), 0x10 blocks not split into per-byte streams, bits 5-7 codec.
+#include "h5sparse/blosc_threaded.hpp"
+
+#include <blosc.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "h5sparse/error.hpp"
+#include "h5sparse/worker_pool.hpp"
+
+namespace h5sparse {
+namespace {
+
+constexpr std::size_t kHeader = 16;
+constexpr std::uint8_t kCopied = 0x02;
+constexpr std::uint8_t kReservedFlag = 0x08;
+constexpr std::size_t kMinShare = 128 * 1024;  // decoded bytes per thread, at least
+constexpr int kMaxParts = 64;
+
+std::int64_t read32(const std::uint8_t* p) {
+  std::int32_t v;
+  std::memcpy(&v, p, 4);  // c-blosc's sw32_ on little-endian hosts
+  return v;
+}
+
+void write32(std::uint8_t* p, std::size_t value) {
+  const auto v = std::int32_t(value);
+  std::memcpy(p, &v, 4);
+}
+
+// How many threads share `nblocks` blocks of a `nbytes` buffer.
+int parts_for(int nthreads, std::size_t nblocks, std::size_t nbytes) {
+  std::size_t parts = std::min<std::size_t>({std::size_t(nthreads), nblocks, nbytes / kMinShare,
+                                             std::size_t(kMaxParts)});
+  return int(parts);
+}
+
+// First block of part `t` when `parts` parts share `nblocks` blocks as evenly as they can.
+std::size_t first_block(std::size_t t, std::size_t parts, std::size_t nblocks) {
+  return t * nblocks / parts;
+}
+
+}  // namespace
+
+bool blosc_decompress_threaded(std::uint8_t* dst, std::size_t dst_capacity, const std::uint8_t* src,
+                               std::size_t src_size, int nthreads) {
+  if (nthreads < 2 || src_size < kHeader) return false;
+  const std::uint8_t flags = src[2];
+  const std::size_t typesize = src[3];
+  const std::int64_t nbytes = read32(src + 4), blocksize = read32(src + 8), cbytes = read32(src + 12);
+  // Anything unusual goes to c-blosc's serial decoder, which checks it again and decides.
+  if (src[0] != BLOSC_VERSION_FORMAT || (flags & (kCopied | kReservedFlag)) != 0 || typesize == 0) return false;
+  if (cbytes != std::int64_t(src_size) || nbytes <= 0 || std::size_t(nbytes) > dst_capacity) return false;
+  if (blocksize <= 0 || blocksize > nbytes || blocksize > BLOSC_MAX_BLOCKSIZE) return false;
+  if (blocksize % typesize != 0 || nbytes % typesize != 0) return false;  // ranges are in items
+  const std::size_t nblocks = std::size_t((nbytes + blocksize - 1) / blocksize);
+  if (kHeader + 4 * nblocks >= std::size_t(cbytes)) return false;
+  const int parts = parts_for(nthreads, nblocks, std::size_t(nbytes));
+  if (parts < 2) return false;
+
+  std::array<int, kMaxParts> decoded{};
+  auto decode = [&](int t) {
+    const std::size_t begin = first_block(t, parts, nblocks) * std::size_t(blocksize);
+    const std::size_t end = std::min(first_block(t + 1, parts, nblocks) * std::size_t(blocksize), std::size_t(nbytes));
+    // blosc_getitem validates every block offset and size against the frame before reading it.
+    const int rc = blosc_getitem(src, int(begin / typesize), int((end - begin) / typesize), dst + begin);
+    decoded[t] = rc == int(end - begin) ? 0 : (rc < 0 ? rc : -1);
+  };
+  run_shared(parts, decode);
+  for (int t = 0; t < parts; ++t) {
+    H5SPARSE_FAIL_IF(decoded[t] != 0, ErrorCode::corrupt_data,
+            "blosc: frame payload is corrupt (blocks of part " + std::to_string(t) + " failed to decode, code " +
+                std::to_string(decoded[t]) + ")");
+  }
+  return true;
+}
+
+std::optional<std::size_t> blosc_compress_threaded(std::uint8_t* dst, std::size_t dst_capacity,
+                                                   const std::uint8_t* src, std::size_t src_size,
+                                                   const BloscParams& params, std::size_t forced,
+                                                   std::size_t blocksize) {
+  if (params.nthreads < 2 || params.clevel <= 0 || blocksize == 0 || src_size > std::size_t(BLOSC_MAX_BUFFERSIZE)) {
+    return std::nullopt;
+  }
+  const std::size_t nblocks = (src_size + blocksize - 1) / blocksize;
+  const int parts = parts_for(params.nthreads, nblocks, src_size);
+  if (parts < 2) return std::nullopt;
+  // Part 0 is compressed in place, `shift` bytes in: the joined frame's offset table is that
+  // much longer than part 0's, so part 0's blocks are already where the joined frame wants them.
+  const std::size_t blocks0 = first_block(1, parts, nblocks);
+  const std::size_t shift = 4 * (nblocks - blocks0);
+  if (dst_capacity <= shift + kHeader) return std::nullopt;
+
+  // Parts 1.. go to scratch buffers of the calling thread (kept mapped between calls), big
+  // enough that c-blosc never falls back to a copied frame: every stream of every block costs
+  // at most its raw size plus a 4-byte length, and a block has at most 16 streams.
+  thread_local std::vector<std::vector<std::uint8_t>> caller_scratch;
+  std::vector<std::vector<std::uint8_t>>& scratch = caller_scratch;  // named here: workers see the caller's
+  if (scratch.size() < std::size_t(parts)) scratch.resize(std::size_t(parts));
+  std::array<std::size_t, kMaxParts + 1> begin{};
+  for (int t = 0; t <= parts; ++t) begin[t] = std::min(first_block(t, parts, nblocks) * blocksize, src_size);
+  for (int t = 1; t < parts; ++t) {
+    const std::size_t blocks = first_block(t + 1, parts, nblocks) - first_block(t, parts, nblocks);
+    const std::size_t need = begin[t + 1] - begin[t] + kHeader + blocks * 4 * (1 + 16) + 64;
+    if (scratch[t].size() < need) scratch[t].resize(need);
+  }
+
+  const char* compname = blosc_compressor_name(params.compressor);
+  std::array<int, kMaxParts> sizes{};
+  auto compress = [&](int t) {
+    std::uint8_t* out = t == 0 ? dst + shift : scratch[t].data();
+    const std::size_t capacity = t == 0 ? dst_capacity - shift : scratch[t].size();
+    sizes[t] = blosc_compress_ctx(params.clevel, int(params.shuffle), params.typesize, begin[t + 1] - begin[t],
+                                  src + begin[t], out, capacity, compname, forced, 1);
+  };
+  run_shared(parts, compress);
+
+  // Every part must be a frame of blocks (not copied) with the predicted block size and the
+  // same flags, or the parts do not join.
+  const std::uint8_t* head0 = dst + shift;
+  const bool copied0 = sizes[0] > 0 && (head0[2] & kCopied) != 0;
+  std::size_t total = shift;
+  for (int t = 0; t < parts; ++t) {
+    H5SPARSE_FAIL_IF(sizes[t] < 0, ErrorCode::codec_failure,
+            "blosc: compression failed, code " + std::to_string(sizes[t]));
+    if (t == 0 && (sizes[0] == 0 || copied0)) {
+      // Part 0 did not fit where the joined frame puts it, so the joined frame cannot fit
+      // either; c-blosc would then answer with a copied frame if that fits, else 0.
+      if (dst_capacity < src_size + BLOSC_MAX_OVERHEAD) return std::size_t(0);
+      return std::nullopt;
+    }
+    const std::uint8_t* head = t == 0 ? head0 : scratch[t].data();
+    if (sizes[t] < int(kHeader) || std::memcmp(head, head0, 4) != 0 ||
+        read32(head + 4) != std::int64_t(begin[t + 1] - begin[t]) || read32(head + 8) != std::int64_t(blocksize) ||
+        read32(head + 12) != sizes[t]) {
+      return std::nullopt;
+    }
+    total += std::size_t(sizes[t]);
+  }
+  // Parts 1.. lose their headers and tables; part 0's table grows by `shift`.
+  for (int t = 1; t < parts; ++t) total -= kHeader + 4 * (first_block(t + 1, parts, nblocks) - first_block(t, parts, nblocks));
+  if (total > dst_capacity || total > std::size_t(BLOSC_MAX_BUFFERSIZE) + BLOSC_MAX_OVERHEAD) {
+    if (dst_capacity < src_size + BLOSC_MAX_OVERHEAD) return std::size_t(0);
+    return std::nullopt;
+  }
+
+  // Join: parts 1.. after part 0's blocks, then one header and one offset table in front.
+  std::vector<std::uint8_t> table(kHeader + 4 * nblocks);
+  std::memcpy(table.data(), head0, kHeader);
+  write32(table.data() + 4, src_size);
+  write32(table.data() + 12, total);
+  std::size_t block = 0;
+  for (std::size_t j = 0; j < blocks0; ++j, ++block) {
+    write32(table.data() + kHeader + 4 * block, std::size_t(read32(head0 + kHeader + 4 * j)) + shift);
+  }
+  std::size_t at = shift + std::size_t(sizes[0]);
+  for (int t = 1; t < parts; ++t) {
+    const std::uint8_t* frame = scratch[t].data();
+    const std::size_t blocks = first_block(t + 1, parts, nblocks) - first_block(t, parts, nblocks);
+    const std::size_t data_at = kHeader + 4 * blocks;
+    for (std::size_t j = 0; j < blocks; ++j, ++block) {
+      write32(table.data() + kHeader + 4 * block, std::size_t(read32(frame + kHeader + 4 * j)) - data_at + at);
+    }
+    std::memcpy(dst + at, frame + data_at, std::size_t(sizes[t]) - data_at);
+    at += std::size_t(sizes[t]) - data_at;
+  }
+  std::memcpy(dst, table.data(), table.size());
+  return total;
+}
+
+}  // namespace h5sparse
