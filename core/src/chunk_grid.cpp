@@ -56,29 +56,67 @@ bool ChunkGrid::inside_extent(std::uint64_t chunk, std::uint64_t in_chunk) const
 
 void ChunkGrid::split(std::uint64_t offset, std::uint64_t length, std::uint64_t source,
                       std::vector<ChunkPiece>& out) const {
+  if (length == 0) return;
   const std::size_t r = rank();
-  std::vector<std::uint64_t> coords(r);
-  while (length > 0) {
-    std::uint64_t rest = offset;
-    for (std::size_t d = r; d-- > 0;) {
-      coords[d] = rest % dims_[d];
-      rest /= dims_[d];
-    }
-    H5SPARSE_FAIL_IF(rest != 0, ErrorCode::invalid_argument, "selection lies outside the dataset extent");
+  // The first element's coordinates, as chunk coordinate and position in the chunk per
+  // dimension; later pieces advance them like an odometer (a full read is 65,536 pieces of
+  // one sequence: a few divisions per piece were most of its cost).
+  std::uint64_t small[2][4];
+  std::vector<std::uint64_t> large(r > 4 ? 2 * r : 0);
+  std::uint64_t* grid_at = r > 4 ? large.data() : small[0];
+  std::uint64_t* in_at = r > 4 ? large.data() + r : small[1];
+  std::uint64_t rest = offset;
+  for (std::size_t d = r; d-- > 0;) {
+    const std::uint64_t c = rest % dims_[d];
+    rest /= dims_[d];
+    grid_at[d] = c / chunk_[d];
+    in_at[d] = c % chunk_[d];
+  }
+  H5SPARSE_FAIL_IF(rest != 0, ErrorCode::invalid_argument, "selection lies outside the dataset extent");
+  const std::uint64_t row_chunk = chunk_[r - 1], row = dims_[r - 1];
+  while (true) {
     // The piece ends at the chunk boundary or the end of the row, whichever comes first.
-    const std::uint64_t last = coords[r - 1];
-    const std::uint64_t to_chunk_end = chunk_[r - 1] - last % chunk_[r - 1];
-    const std::uint64_t to_row_end = dims_[r - 1] - last;
-    const std::uint64_t n = std::min({length, to_chunk_end, to_row_end});
+    const std::uint64_t last = grid_at[r - 1] * row_chunk + in_at[r - 1];
+    const std::uint64_t n = std::min({length, row_chunk - in_at[r - 1], row - last});
     std::uint64_t chunk = 0, in_chunk = 0;
     for (std::size_t d = 0; d < r; ++d) {
-      chunk = chunk * grid_[d] + coords[d] / chunk_[d];
-      in_chunk = in_chunk * chunk_[d] + coords[d] % chunk_[d];
+      chunk = chunk * grid_[d] + grid_at[d];
+      in_chunk = in_chunk * chunk_[d] + in_at[d];
     }
     out.push_back({chunk, in_chunk, n, source});
-    offset += n;
     source += n;
     length -= n;
+    if (length == 0) return;
+    // Advance by n in the last dimension (never past a chunk or row end), carrying at row ends.
+    in_at[r - 1] += n;
+    for (std::size_t d = r - 1;; --d) {
+      if (in_at[d] == chunk_[d]) {
+        in_at[d] = 0;
+        ++grid_at[d];
+      }
+      if (grid_at[d] * chunk_[d] + in_at[d] < dims_[d]) break;
+      H5SPARSE_FAIL_IF(d == 0, ErrorCode::invalid_argument, "selection lies outside the dataset extent");
+      grid_at[d] = in_at[d] = 0;  // past the end of this dimension: carry into the one before
+      ++in_at[d - 1];
+    }
+  }
+}
+
+void ChunkGrid::whole_chunk_pieces(std::uint64_t chunk, std::vector<ChunkPiece>& out) const {
+  const std::size_t r = rank();
+  const std::vector<std::uint64_t> origin = chunk_origin(chunk);
+  std::vector<std::uint64_t> extent(r), at(r, 0);  // at: the row's position in the chunk
+  for (std::size_t d = 0; d < r; ++d) extent[d] = std::min(chunk_[d], dims_[d] - origin[d]);
+  while (true) {
+    std::uint64_t in_chunk = 0, source = 0;
+    for (std::size_t d = 0; d < r; ++d) {
+      in_chunk = in_chunk * chunk_[d] + at[d];
+      source = source * dims_[d] + origin[d] + at[d];
+    }
+    out.push_back({chunk, in_chunk, extent[r - 1], source});
+    std::size_t d = r - 1;  // the next row: dimensions before the last, like an odometer
+    while (d > 0 && ++at[d - 1] == extent[d - 1]) at[--d] = 0;
+    if (d == 0) return;
   }
 }
 

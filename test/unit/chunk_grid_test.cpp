@@ -54,3 +54,39 @@ TEST(ChunkGrid, GroupByChunkIsAStableSort) {
     }
   }
 }
+
+// The pieces of one chunk under a whole-extent selection are those of splitting the whole
+// extent as one sequence (or as sequences cut anywhere), grouped by chunk; edge chunks and
+// ranks 1 to 4.
+TEST(ChunkGrid, WholeChunkPiecesMatchSplittingTheExtent) {
+  const std::vector<std::pair<std::vector<std::uint64_t>, std::vector<std::uint64_t>>> shapes = {
+      {{10}, {4}}, {{7, 9}, {3, 4}}, {{8, 8}, {4, 4}}, {{5, 6, 7}, {2, 4, 3}}, {{3, 4, 5, 6}, {2, 3, 2, 4}}, {{1, 5}, {7, 7}}};
+  for (const auto& [dims, chunk] : shapes) {
+    const ChunkGrid grid(dims, chunk);
+    std::uint64_t n = 1;
+    for (std::uint64_t d : dims) n *= d;
+    for (std::uint64_t cut : {n, std::uint64_t(5), std::uint64_t(1)}) {  // sequences of `cut` elements
+      std::vector<ChunkPiece> split;
+      for (std::uint64_t at = 0; at < n; at += cut) grid.split(at, std::min(cut, n - at), at, split);
+      group_by_chunk(split);
+      // Pieces cut by the sequences are merged back when contiguous, to compare with whole rows.
+      std::vector<ChunkPiece> merged;
+      for (const ChunkPiece& p : split)
+        if (!merged.empty() && merged.back().chunk == p.chunk &&
+            merged.back().in_chunk_start + merged.back().length == p.in_chunk_start &&
+            merged.back().source + merged.back().length == p.source)
+          merged.back().length += p.length;
+        else
+          merged.push_back(p);
+      std::vector<ChunkPiece> whole;
+      for (std::uint64_t c = 0; c < grid.chunk_count(); ++c) grid.whole_chunk_pieces(c, whole);
+      ASSERT_EQ(whole.size(), merged.size()) << dims.size() << "-D, cut " << cut;
+      for (std::size_t i = 0; i < whole.size(); ++i) {
+        EXPECT_EQ(whole[i].chunk, merged[i].chunk);
+        EXPECT_EQ(whole[i].in_chunk_start, merged[i].in_chunk_start);
+        EXPECT_EQ(whole[i].length, merged[i].length);
+        EXPECT_EQ(whole[i].source, merged[i].source);
+      }
+    }
+  }
+}

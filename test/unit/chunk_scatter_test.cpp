@@ -1,18 +1,20 @@
 // Scattering a chunk into selection order (defined values, fill elsewhere) agrees with the
 // dense expansion read element by element (zero and patterned fill values), for random bitmaps (incl. full 64-element words), random ascending
-// pieces that skip defined elements, and element sizes with and without a fixed-width path.
+// pieces that skip defined elements, and element sizes with and without a fixed-width path,
+// with ordinary and streaming stores at every destination alignment.
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <random>
 
 #include "h5sparse/chunk_scatter.hpp"
+#include "h5sparse/stream_store.hpp"
 
 using namespace h5sparse;
 
 namespace {
 
-void check_scatter(std::size_t es, double density, std::uint32_t seed) {
+void check_scatter(std::size_t es, double density, std::uint32_t seed, bool streaming) {
   std::mt19937_64 rng(seed);
   ChunkLayout layout;
   layout.dims = {300};
@@ -37,8 +39,11 @@ void check_scatter(std::size_t es, double density, std::uint32_t seed) {
     at += length + rng() % 5;  // gaps hold defined elements that must be skipped
   }
   ASSERT_TRUE(pieces_ascending(pieces.data(), pieces.size()));
-  std::vector<std::uint8_t> out(source * es, 0xEE);  // every element must be written
-  scatter_chunk(chunk.defined, chunk.values.data(), pieces.data(), pieces.size(), es, fill.data(), out.data());
+  // Every element must be written; a misaligned start puts streamed 16-byte blocks across elements.
+  std::vector<std::uint8_t> storage(source * es + 16, 0xEE);
+  std::uint8_t* out = storage.data() + seed % 16;
+  scatter_chunk(chunk.defined, chunk.values.data(), pieces.data(), pieces.size(), es, fill.data(), out, streaming);
+  if (streaming) stream_fence();
   for (const ChunkPiece& p : pieces)
     ASSERT_EQ(std::memcmp(&out[p.source * es], &dense[p.in_chunk_start * es], p.length * es), 0)
         << "es " << es << " density " << density << " piece at " << p.in_chunk_start;
@@ -49,7 +54,8 @@ void check_scatter(std::size_t es, double density, std::uint32_t seed) {
 TEST(ChunkScatter, MatchesDenseExpansion) {
   for (std::size_t es : {1u, 2u, 3u, 4u, 8u, 12u})
     for (double density : {0.0, 0.01, 0.3, 0.9, 1.0})
-      for (std::uint32_t seed = 0; seed < 20; ++seed) check_scatter(es, density, seed);
+      for (std::uint32_t seed = 0; seed < 20; ++seed)
+        for (bool streaming : {false, true}) check_scatter(es, density, seed, streaming);
 }
 
 TEST(ChunkScatter, FillPiecesWritesEveryElementOfThePieces) {
@@ -74,4 +80,33 @@ TEST(ChunkScatter, FillRepeatsAnyPattern) {
 TEST(ChunkScatter, PiecesOutOfOrderAreNotAscending) {
   const ChunkPiece pieces[2] = {{0, 10, 5, 0}, {0, 12, 1, 5}};
   EXPECT_FALSE(pieces_ascending(pieces, 2));
+}
+
+TEST(StreamStore, CopyAndFillMatchOrdinaryStoresAtEveryAlignment) {
+  std::mt19937_64 rng(7);
+  std::vector<std::uint8_t> source(3000);
+  for (auto& b : source) b = std::uint8_t(rng());
+  for (std::size_t misalign = 0; misalign < 16; ++misalign)
+    for (std::size_t bytes : {0u, 1u, 63u, 64u, 65u, 100u, 1024u, 2999u}) {
+      std::vector<std::uint8_t> out(3100, 0xEE);
+      stream_copy(out.data() + misalign, source.data() + 1, bytes);
+      stream_fence();
+      ASSERT_EQ(std::memcmp(out.data() + misalign, source.data() + 1, bytes), 0) << misalign << " " << bytes;
+      ASSERT_EQ(out[misalign + bytes], 0xEE);
+      if (misalign) {
+        ASSERT_EQ(out[misalign - 1], 0xEE);
+      }
+    }
+  for (std::size_t es : {1u, 2u, 3u, 4u, 8u, 12u, 16u})
+    for (std::size_t misalign = 0; misalign < 16; ++misalign)
+      for (std::uint64_t count : {0u, 1u, 5u, 64u, 333u})
+        for (bool zero : {false, true}) {
+          std::vector<std::uint8_t> fill(es);
+          for (auto& b : fill) b = std::uint8_t(rng() | 1);
+          std::vector<std::uint8_t> expected(count * es + 32, 0xEE), out(count * es + 32, 0xEE);
+          fill_elements(expected.data() + misalign, count, zero ? nullptr : fill.data(), es);
+          stream_fill(out.data() + misalign, count, zero ? nullptr : fill.data(), es);
+          stream_fence();
+          ASSERT_EQ(out, expected) << "es " << es << " misalign " << misalign << " count " << count;
+        }
 }

@@ -41,6 +41,9 @@ class ChunkGrid {
   /// Splits the sequence [offset, offset+length) of linear dataset elements, whose first
   /// element is number `source` in selection order, into pieces appended to `out`.
   void split(std::uint64_t offset, std::uint64_t length, std::uint64_t source, std::vector<ChunkPiece>& out) const;
+  /// Appends the pieces of chunk `chunk` (its rows inside the extent, ascending) of the
+  /// selection of every dataset element in row-major order: what split gives for that chunk.
+  void whole_chunk_pieces(std::uint64_t chunk, std::vector<ChunkPiece>& out) const;
 
  private:
   std::vector<std::uint64_t> dims_, chunk_, grid_;
