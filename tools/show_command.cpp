@@ -51,6 +51,7 @@ const char* encoding_name(SelectionEncoding e) {
     case SelectionEncoding::offsets: return "offsets";
     case SelectionEncoding::runs: return "runs";
     case SelectionEncoding::blocks: return "blocks";
+    case SelectionEncoding::rice_offsets: return "rice_offsets";
   }
   return "unknown";
 }

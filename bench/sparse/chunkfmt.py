@@ -12,7 +12,7 @@ import numpy as np
 
 MAGIC = b"H5SC"
 HEADER_SIZE = 60
-TAGS = {0: "empty", 1: "all", 2: "bitmap", 3: "offsets", 4: "runs", 5: "blocks"}
+TAGS = {0: "empty", 1: "all", 2: "bitmap", 3: "offsets", 4: "runs", 5: "blocks", 6: "rice offsets"}
 
 
 class Section:
@@ -125,6 +125,25 @@ def decode_selection(data, dims):
                 start = r.next()
                 box.append(slice(start, start + r.next() + 1))
             m[tuple(box)] = True
+    elif tag == 6:
+        count = r.next()
+        k = data[r.pos]
+        bits = np.unpackbits(np.frombuffer(data, dtype=np.uint8, offset=r.pos + 1), bitorder="little")
+        pos = nxt = 0
+        for _ in range(count):
+            q = 0
+            while bits[pos]:
+                q += 1
+                pos += 1
+            pos += 1
+            low = sum(int(bits[pos + b]) << b for b in range(k))
+            pos += k
+            nxt += q << k | low
+            mask[nxt] = True
+            nxt += 1
+        if (pos + 7) // 8 != len(bits) // 8 or bits[pos:].any():
+            raise ValueError("rice offsets: wrong length or nonzero padding")
+        r.pos = len(data)
     else:
         raise ValueError(f"unknown selection tag {tag}")
     if r.pos != len(data):

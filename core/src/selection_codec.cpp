@@ -8,6 +8,7 @@
 
 #include "h5sparse/bits.hpp"
 #include "h5sparse/error.hpp"
+#include "h5sparse/rice_offsets.hpp"
 
 namespace h5sparse {
 namespace {
@@ -31,6 +32,7 @@ class VarintReader {
     return next_long();
   }
   bool done() const { return p_ == end_; }
+  const std::uint8_t* position() const { return p_; }
 
  private:
   std::uint64_t next_long() {
@@ -238,6 +240,15 @@ Bytes encode_offsets(const ChunkSelection& s, std::uint64_t count, std::size_t l
   return out.take();
 }
 
+// The rice offsets encoding of `count` (> 0) defined elements; `long_gaps` is set to the
+// number of gaps of 128 and more.
+Bytes encode_rice_offsets(const ChunkSelection& s, std::uint64_t count, std::uint64_t& long_gaps) {
+  Bytes out{std::uint8_t(SelectionEncoding::rice_offsets)};
+  put_varint(out, count);
+  long_gaps = append_rice_gaps(s, count, out);
+  return out;
+}
+
 // The runs encoding when it is shorter than `limit` bytes, else nothing.
 Bytes encode_runs(const ChunkSelection& s, std::uint64_t runs, std::size_t limit) {
   BoundedWriter out(std::min<std::uint64_t>(limit, 12 + 20 * runs));
@@ -305,6 +316,12 @@ Bytes encode_selection_as(SelectionEncoding encoding, const ChunkSelection& s,
       return encode_bitmap(s);
     case SelectionEncoding::offsets:
       return encode_offsets(s, s.defined_count(), SIZE_MAX);
+    case SelectionEncoding::rice_offsets: {
+      const std::uint64_t count = s.defined_count();
+      if (count == 0) return Bytes{std::uint8_t(encoding), 0, 0};
+      std::uint64_t long_gaps;
+      return encode_rice_offsets(s, count, long_gaps);
+    }
     case SelectionEncoding::runs:
       return encode_runs(s, count_runs(s), SIZE_MAX);
     case SelectionEncoding::blocks: {
@@ -325,31 +342,39 @@ Bytes encode_selection(const ChunkSelection& s, const std::vector<std::uint64_t>
   const std::uint64_t defined = s.defined_count();
   if (defined == 0) return Bytes{std::uint8_t(SelectionEncoding::empty)};
   if (defined == n) return Bytes{std::uint8_t(SelectionEncoding::all)};
-  // Candidates in tag order, a later one must be strictly smaller. Each is tried only when its
-  // lower bound (tag + count + one byte per offset, two per run) beats the best so far, and is
-  // abandoned as soon as it grows to the best's size: no losing encoding is built in full.
-  // The bitmap's size is known without building it.
-  std::size_t best_size = std::size_t(1 + (n + 7) / 8);
-  Bytes best;  // empty: the bitmap is the best so far
+  // Candidates in tag order, a later one must be strictly smaller. The bitmap's size is known
+  // without building it. The Rice-coded offsets are built first when their lower bound beats
+  // the bitmap (one pass; they usually win when they may), so that the others (lower tags, a
+  // tie is theirs) need only beat them. Each other candidate is tried only when its lower
+  // bound (tag + count + a byte per offset, two per long gap or per run) is below the limit, and abandoned as
+  // soon as it grows to it: no losing encoding is built in full.
+  const std::size_t bitmap_size = std::size_t(1 + (n + 7) / 8);
+  Bytes rice;
+  std::uint64_t long_gaps = 0;  // known once the Rice encoding is built: tag 3's bound tightens
+  if (2 + varint_size(defined) + (least_rice_bits(s, defined) + 7) / 8 < bitmap_size)
+    rice = encode_rice_offsets(s, defined, long_gaps);
+  std::size_t limit = rice.empty() ? bitmap_size : std::min(bitmap_size, rice.size() + 1);
+  Bytes best;  // empty: the bitmap or the Rice encoding wins
   const auto consider = [&](Bytes candidate) {
     if (!candidate.empty()) {
-      best_size = candidate.size();
+      limit = candidate.size();
       best.swap(candidate);
     }
   };
-  if (1 + varint_size(defined) + defined < best_size) consider(encode_offsets(s, defined, best_size));
+  if (1 + varint_size(defined) + defined + long_gaps < limit) consider(encode_offsets(s, defined, limit));
   const std::uint64_t runs = count_runs(s);
-  if (1 + varint_size(runs) + 2 * runs < best_size) consider(encode_runs(s, runs, best_size));
+  if (1 + varint_size(runs) + 2 * runs < limit) consider(encode_runs(s, runs, limit));
   std::uint64_t rows = 1;  // a single block has at most one run per row of the chunk
   for (std::size_t d = 0; d + 1 < dims.size(); ++d) rows *= dims[d];
   if (runs <= rows && may_be_single_block(s, defined, dims)) {
     if (const auto block = as_single_block(s, dims)) {
       Bytes candidate{std::uint8_t(SelectionEncoding::blocks)};
       put_block(candidate, *block);
-      if (candidate.size() < best_size) consider(std::move(candidate));
+      if (candidate.size() < limit) consider(std::move(candidate));
     }
   }
-  return best.empty() ? encode_bitmap(s) : best;
+  if (!best.empty()) return best;
+  return !rice.empty() && rice.size() < bitmap_size ? rice : encode_bitmap(s);
 }
 
 ChunkSelection decode_selection(const std::uint8_t* data, std::size_t size,
@@ -422,6 +447,14 @@ ChunkSelection decode_selection(const std::uint8_t* data, std::size_t size,
         fill_block(s, dims, block);
       }
       break;
+    }
+    case SelectionEncoding::rice_offsets: {
+      const std::uint64_t count = in.next();
+      H5SPARSE_FAIL_IF(count > n, ErrorCode::corrupt_data, "encoded selection: more offsets than elements");
+      const std::uint8_t* k = in.position();
+      H5SPARSE_FAIL_IF(k == data + size, ErrorCode::corrupt_data, "encoded selection is truncated");
+      read_rice_gaps(k + 1, std::size_t(data + size - k - 1), count, *k, s);
+      return s;
     }
     default:
       throw Error(ErrorCode::corrupt_data, "encoded selection: unknown encoding tag " + std::to_string(data[0]));

@@ -50,7 +50,8 @@ TEST(SelectionCodec, EveryEncodingRoundTrips) {
   const Dims dims{7, 9, 13};
   for (double density : {0.0, 0.02, 0.5, 0.97, 1.0}) {
     const ChunkSelection s = random_selection(7 * 9 * 13, density, unsigned(density * 100));
-    for (auto e : {SelectionEncoding::bitmap, SelectionEncoding::offsets, SelectionEncoding::runs}) {
+    for (auto e : {SelectionEncoding::bitmap, SelectionEncoding::offsets, SelectionEncoding::runs,
+                   SelectionEncoding::rice_offsets}) {
       const Bytes b = encode_selection_as(e, s, dims);
       EXPECT_EQ(decode_selection(b.data(), b.size(), dims), s);
     }
@@ -70,7 +71,12 @@ TEST(SelectionCodec, ChoosesTheSmallest) {
   EXPECT_EQ(block[0], std::uint8_t(SelectionEncoding::blocks));
   EXPECT_LE(block.size(), 8u);
   EXPECT_EQ(decode_selection(block.data(), block.size(), dims), rect);
-  EXPECT_EQ(encode_selection(random_selection(4096, 0.01, 1), dims)[0], std::uint8_t(SelectionEncoding::offsets));
+  ChunkSelection few(4096);
+  few.set(1000);
+  few.set(3000);
+  EXPECT_EQ(encode_selection(few, dims)[0], std::uint8_t(SelectionEncoding::offsets));
+  EXPECT_EQ(encode_selection(random_selection(4096, 0.01, 1), dims)[0],
+            std::uint8_t(SelectionEncoding::rice_offsets));
   EXPECT_EQ(encode_selection(random_selection(4096, 0.5, 1), dims)[0], std::uint8_t(SelectionEncoding::bitmap));
 }
 
@@ -87,7 +93,8 @@ TEST(SelectionCodec, LifeboatPatternsMeetTargets) {
     row_runs.set_range(r * 1024 + rng() % (1024 - 102), 102);
   }
   for (std::uint64_t r = 0; r < 324; ++r) rect.set_range((100 + r) * 1024 + 200, 324);
-  EXPECT_LE(encode_selection(points, dims).size(), 131072u);
+  // Rice-coded offsets: about 4.9 bits per point (entropy bound 60,723 bytes; varint gaps 104 KB).
+  EXPECT_LE(encode_selection(points, dims).size(), 66000u);
   EXPECT_LE(encode_selection(rect, dims).size(), 64u);
   EXPECT_LE(encode_selection(row_runs, dims).size(), 4200u);
 }
@@ -111,12 +118,27 @@ TEST(SelectionCodec, RejectsCorruptInput) {
   EXPECT_TRUE(corrupt({4, 1, 250, 1, 10}));   // run past the end
   EXPECT_TRUE(corrupt({5, 1, 15, 1, 0, 0}));  // block past the end
   EXPECT_TRUE(corrupt({3, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01}));  // overlong varint
+  // Rice offsets (k = 2): gap 5 is 1 one, a zero, low bits 01 -> bits 1,0,1,0 = byte 0x05.
+  EXPECT_FALSE(corrupt({6, 1, 2, 0x05}));
+  EXPECT_TRUE(corrupt({6, 1}));                  // no parameter
+  EXPECT_TRUE(corrupt({6, 1, 2}));               // no gap
+  EXPECT_TRUE(corrupt({6, 1, 33, 0}));           // parameter above 32
+  EXPECT_TRUE(corrupt({6, 1, 2, 0x05, 0x00}));   // trailing byte
+  EXPECT_TRUE(corrupt({6, 1, 2, 0x15}));         // nonzero padding bit
+  EXPECT_FALSE(corrupt({6, 2, 2, 0x05}));        // the padding bits give a second gap, 0
+  EXPECT_TRUE(corrupt({6, 3, 2, 0x05}));         // third gap truncated
+  EXPECT_TRUE(corrupt({6, 1, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+                       0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+                       0xFF, 0xFF, 0xFF, 0xFF, 0x00}));  // unary run of 256: past the chunk
+  EXPECT_FALSE(corrupt({6, 1, 8, 0xFE, 0x01}));        // k = 8: q 0, low 255: the last element
+  EXPECT_TRUE(corrupt({6, 2, 8, 0xFE, 0x01, 0x00}));   // and then one past it
+  EXPECT_TRUE(corrupt({6, 1, 8, 0x01, 0x00}));         // q 1: gap 256 and more
   // Random bytes after each tag: decode either succeeds with a valid selection or says corrupt.
   std::mt19937 rng(11);
   for (int trial = 0; trial < 20000; ++trial) {
     Bytes b(1 + rng() % 12);
     for (auto& x : b) x = std::uint8_t(rng());
-    b[0] = std::uint8_t(rng() % 7);
+    b[0] = std::uint8_t(rng() % 8);
     try {
       const ChunkSelection s = decode_selection(b.data(), b.size(), dims);
       EXPECT_LE(s.defined_count(), 256u);
@@ -131,7 +153,7 @@ TEST(SelectionCodec, RejectsCorruptInput) {
 // in full, the smallest kept, ties to the lower tag.
 TEST(SelectionCodec, ChoiceMatchesExhaustiveSearch) {
   std::mt19937_64 rng(2024);
-  const std::vector<Dims> shapes{{200}, {64}, {16, 16}, {13, 40}, {7, 9, 13}, {4, 4, 4, 4}};
+  const std::vector<Dims> shapes{{200}, {64}, {16, 16}, {13, 40}, {7, 9, 13}, {4, 4, 4, 4}, {256, 256}};
   int trials = 0;
   for (const Dims& dims : shapes) {
     std::uint64_t n = 1;
@@ -175,7 +197,7 @@ TEST(SelectionCodec, ChoiceMatchesExhaustiveSearch) {
       else if (s.all()) expected = {1};
       else {
         for (auto e : {SelectionEncoding::bitmap, SelectionEncoding::offsets, SelectionEncoding::runs,
-                       SelectionEncoding::blocks}) {
+                       SelectionEncoding::blocks, SelectionEncoding::rice_offsets}) {
           Bytes b;
           try {
             b = encode_selection_as(e, s, dims);
@@ -190,5 +212,67 @@ TEST(SelectionCodec, ChoiceMatchesExhaustiveSearch) {
       ASSERT_EQ(decode_selection(chosen.data(), chosen.size(), dims), s);
     }
   }
-  EXPECT_EQ(trials, 1800);
+  EXPECT_EQ(trials, 2100);
+}
+
+namespace {
+
+// Tag 6 written bit by bit, independently of the core's writer (docs/FORMAT.md).
+Bytes reference_rice(const ChunkSelection& s, unsigned k) {
+  std::vector<bool> bits;
+  std::uint64_t next = 0, count = 0;
+  s.for_each_run([&](std::uint64_t first, std::uint64_t length) {
+    for (std::uint64_t i = first; i < first + length; ++i, ++count) {
+      const std::uint64_t gap = i - next;
+      for (std::uint64_t q = gap >> k; q > 0; --q) bits.push_back(true);
+      bits.push_back(false);
+      for (unsigned b = 0; b < k; ++b) bits.push_back(gap >> b & 1);
+      next = i + 1;
+    }
+  });
+  Bytes out{6};
+  for (std::uint64_t v = count;; v >>= 7) {
+    out.push_back(std::uint8_t(v < 0x80 ? v : (v & 0x7F) | 0x80));
+    if (v < 0x80) break;
+  }
+  out.push_back(std::uint8_t(k));
+  for (std::size_t i = 0; i < bits.size(); i += 8) {
+    std::uint8_t byte = 0;
+    for (std::size_t b = 0; b < 8 && i + b < bits.size(); ++b) byte |= std::uint8_t(bits[i + b]) << b;
+    out.push_back(byte);
+  }
+  return out;
+}
+
+}  // namespace
+
+// The writer's bitstream is the format's (an independent bit-by-bit writer agrees), and its
+// Rice parameter, chosen from the mean gap, is the best one for random selections.
+TEST(SelectionCodec, RiceOffsetsMatchTheFormatAndTheBestParameter) {
+  const Dims dims{256, 256};
+  for (double density : {0.0001, 0.001, 0.003, 0.01, 0.05, 0.1, 0.2, 0.3, 0.6}) {
+    const ChunkSelection s = random_selection(65536, density, unsigned(density * 1e4));
+    const Bytes written = encode_selection_as(SelectionEncoding::rice_offsets, s, dims);
+    ASSERT_GE(written.size(), 3u);
+    std::size_t best = SIZE_MAX;
+    unsigned best_k = 0;
+    for (unsigned kk = 0; kk <= 20; ++kk) {
+      const Bytes ref = reference_rice(s, kk);
+      EXPECT_EQ(decode_selection(ref.data(), ref.size(), dims), s);
+      if (ref.size() < best) best = ref.size(), best_k = kk;
+    }
+    EXPECT_EQ(written.size(), best) << "density " << density << ", best k " << best_k;
+    // The same bytes as the reference writer with the writer's parameter.
+    bool matched = false;
+    for (unsigned kk = 0; kk <= 32 && !matched; ++kk) matched = reference_rice(s, kk) == written;
+    EXPECT_TRUE(matched) << "density " << density;
+  }
+  // 66 random points of 65,536 (the density benchmark's 0.1% chunk): ~99 bytes, tag 3 ~134.
+  std::mt19937_64 rng(3);
+  ChunkSelection points(65536);
+  while (points.defined_count() < 66) points.set(rng() % 65536);
+  const Bytes rice = encode_selection(points, dims);
+  EXPECT_EQ(rice[0], std::uint8_t(SelectionEncoding::rice_offsets));
+  EXPECT_LE(rice.size(), 104u);
+  EXPECT_LE(rice.size() * 5, encode_selection_as(SelectionEncoding::offsets, points, dims).size() * 4);
 }

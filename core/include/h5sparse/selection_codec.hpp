@@ -19,6 +19,7 @@ enum class SelectionEncoding : std::uint8_t {
   offsets = 3,  ///< varint count, then varint gaps between sorted linear offsets
   runs = 4,     ///< varint count, then (varint gap, varint length-1) per run
   blocks = 5,   ///< varint count, then per block rank x (varint start, varint extent-1)
+  rice_offsets = 6,  ///< varint count, Rice parameter k, then the gaps of `offsets` Rice-coded
 };
 
 /// The defined elements of one chunk, as a bitmap over `element_count` elements.

@@ -1,0 +1,227 @@
+// Rice-coded offset gaps (selection tag 6, docs/FORMAT.md): each gap g as q = g >> k one-bits,
+// a zero-bit, then the low k bits of g; bits packed least significant first.
+#include "h5sparse/rice_offsets.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "h5sparse/error.hpp"
+
+namespace h5sparse {
+namespace {
+
+std::uint64_t last_defined(const ChunkSelection& s) {
+  const std::vector<std::uint64_t>& words = s.words();
+  std::size_t wi = words.size();
+  while (wi > 0 && words[wi - 1] == 0) --wi;
+  return wi == 0 ? 0 : (std::uint64_t(wi - 1) << 6) + 63 - std::uint64_t(__builtin_clzll(words[wi - 1]));
+}
+
+std::uint64_t low_bits(unsigned n) { return n >= 64 ? ~std::uint64_t(0) : (std::uint64_t(1) << n) - 1; }
+
+// Reads bits least significant first. Invariant: bits of buf_ at and above avail_ are zero,
+// and avail_ <= 63, so ~buf_ always has a set bit.
+class BitReader {
+ public:
+  BitReader(const std::uint8_t* data, std::size_t size) : p_(data), end_(data + size) {}
+
+  // Tops the buffer up with whole bytes, to at least 56 bits while input lasts.
+  void refill() {
+    const unsigned take = (63 - avail_) >> 3;
+    if (std::size_t(end_ - p_) >= 8) {
+      std::uint64_t v;
+      std::memcpy(&v, p_, 8);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+      v = __builtin_bswap64(v);
+#endif
+      buf_ |= (v & low_bits(8 * take)) << avail_;
+      avail_ += 8 * take;
+      p_ += take;
+      return;
+    }
+    for (unsigned i = 0; i < take && p_ != end_; ++i, avail_ += 8) buf_ |= std::uint64_t(*p_++) << avail_;
+  }
+  std::uint64_t peek() const { return buf_; }
+  unsigned available() const { return avail_; }
+  void skip(unsigned bits) {  // bits <= available() <= 63
+    buf_ >>= bits;
+    avail_ -= bits;
+  }
+  bool exhausted() const { return p_ == end_; }
+
+ private:
+  const std::uint8_t* p_;
+  const std::uint8_t* end_;
+  std::uint64_t buf_ = 0;
+  unsigned avail_ = 0;
+};
+
+[[noreturn]] void corrupt(const std::string& what) {
+  throw Error(ErrorCode::corrupt_data, "encoded selection (rice offsets): " + what);
+}
+
+// One gap, the general way: a unary run of any length (at most `max_q`), split over refills.
+std::uint64_t read_gap_slowly(BitReader& in, unsigned k, std::uint64_t max_q) {
+  std::uint64_t q = 0;
+  while (true) {
+    in.refill();
+    if (in.available() == 0) corrupt("truncated");
+    const unsigned ones = unsigned(__builtin_ctzll(~in.peek()));
+    if (ones < in.available()) {
+      q += ones;
+      in.skip(ones + 1);
+      break;
+    }
+    q += in.available();
+    in.skip(in.available());
+    if (q > max_q) break;
+  }
+  if (q > max_q) corrupt("unary run longer than any gap inside the chunk");
+  in.refill();
+  if (in.available() < k) corrupt("truncated");
+  const std::uint64_t low = in.peek() & low_bits(k);
+  in.skip(k);
+  return q << k | low;
+}
+
+}  // namespace
+
+std::uint64_t least_rice_bits(const ChunkSelection& s, std::uint64_t count) {
+  // With gap sum G, the quotients sum to at least (G - count (2^k - 1)) / 2^k, so parameter k
+  // costs at least count k + (G + count) / 2^k bits.
+  const std::uint64_t spread = last_defined(s) + 1;  // G + count
+  std::uint64_t least = UINT64_MAX;
+  for (unsigned k = 0; k <= kMaxRiceParameter; ++k) least = std::min(least, count * k + (spread >> k));
+  return least;
+}
+
+namespace {
+
+// Writes the Rice codes of the gaps of `s` with parameter k at `out` (room for every byte they
+// take) and returns the end. Also sums the quotients of parameters `k_below` and k + 1, so the
+// caller learns whether a neighbouring parameter would have been smaller, and counts the gaps
+// that need varints of two bytes or more. Bits accumulate in
+// `acc` (`used` of them, < 32 between codes) and leave 32 at a time once complete: no byte
+// past the last is written. Locals, not a writer object: this loop is a hot path of writes
+// (6,500 gaps per chunk at 10% density).
+struct GapTally {
+  std::uint64_t quotients_below = 0, quotients_above = 0;  // sums of gap >> k_below, gap >> (k + 1)
+  std::uint64_t long_gaps = 0;                              // gaps of 128 and more
+};
+
+std::uint8_t* write_gaps(const ChunkSelection& s, unsigned k, unsigned k_below, std::uint8_t* out, GapTally& tally) {
+  std::uint8_t* p = out;
+  std::uint64_t acc = 0;
+  unsigned used = 0;
+  const auto put = [&](std::uint64_t value, unsigned n) {  // value < 2^n, n <= 32
+    acc |= value << used;
+    used += n;
+    if (used >= 32) {
+      std::uint32_t word = std::uint32_t(acc);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+      word = __builtin_bswap32(word);
+#endif
+      std::memcpy(p, &word, 4);
+      p += 4;
+      acc >>= 32;
+      used -= 32;
+    }
+  };
+  const std::uint64_t mask = low_bits(k);
+  std::uint64_t below = 0, above = 0, long_gaps = 0;
+  const std::vector<std::uint64_t>& words = s.words();
+  std::uint64_t next = 0;
+  for (std::size_t wi = 0; wi < words.size(); ++wi) {
+    for (std::uint64_t w = words[wi]; w; w &= w - 1) {
+      const std::uint64_t i = (std::uint64_t(wi) << 6) + std::uint64_t(__builtin_ctzll(w));
+      const std::uint64_t gap = i - next;
+      next = i + 1;
+      const std::uint64_t shifted = gap >> k_below;
+      const std::uint64_t q = shifted >> (k - k_below);
+      below += shifted;
+      above += q >> 1;
+      long_gaps += gap >= 0x80;
+      if (q + 1 + k <= 32) {  // the whole code in one field: q ones, a zero, the low bits
+        put(((((gap & mask) << 1) | 1) << q) - 1, unsigned(q + 1 + k));
+        continue;
+      }
+      for (std::uint64_t left = q; left > 0;) {
+        const unsigned part = unsigned(std::min<std::uint64_t>(left, 32));
+        put(low_bits(part), part);
+        left -= part;
+      }
+      put(0, 1);
+      put(gap & mask, k);
+    }
+  }
+  for (; used > 0; used = used > 8 ? used - 8 : 0, acc >>= 8) *p++ = std::uint8_t(acc);
+  tally.quotients_below = below;
+  tally.quotients_above = above;
+  tally.long_gaps = long_gaps;
+  return p;
+}
+
+}  // namespace
+
+std::uint64_t append_rice_gaps(const ChunkSelection& s, std::uint64_t count, Bytes& out) {
+  // For geometric gaps of mean m the best Golomb divisor is about m ln 2: k0 is its Rice
+  // neighbour, k0 - 1 and k0 + 1 are measured on the way.
+  const std::uint64_t spread = last_defined(s) + 1;  // the gaps' sum + count
+  const double divisor = double(spread - count) / double(count) * 0.6931471805599453;
+  const unsigned k = std::min(divisor < 1 ? 0 : unsigned(std::lround(std::log2(divisor))), kMaxRiceParameter - 1);
+  const unsigned k_below = k > 0 ? k - 1 : 0;
+  // At most count (k + 1) + (sum of gaps >> k) bits for any k.
+  const auto room = [&](unsigned kk) { return std::size_t((count * (kk + 1) + ((spread - count) >> kk) + 7) / 8); };
+  const std::size_t at = out.size();
+  out.resize(at + 1 + room(k));
+  out[at] = std::uint8_t(k);
+  GapTally tally;
+  std::uint8_t* end = write_gaps(s, k, k_below, out.data() + at + 1, tally);
+  const std::uint64_t bits = std::uint64_t(end - (out.data() + at + 1)) * 8;  // whole bytes
+  const std::uint64_t below_bits = count * (k_below + 1) + tally.quotients_below;
+  const std::uint64_t above_bits = count * (k + 2) + tally.quotients_above;
+  const std::uint64_t long_gaps = tally.long_gaps;
+  unsigned better = k;
+  if ((below_bits + 7) / 8 * 8 < bits) better = k_below;
+  if ((above_bits + 7) / 8 * 8 < std::min(bits, (below_bits + 7) / 8 * 8)) better = k + 1;
+  if (better != k) {
+    out.resize(at + 1 + room(better));
+    out[at] = std::uint8_t(better);
+    end = write_gaps(s, better, better, out.data() + at + 1, tally);
+  }
+  out.resize(std::size_t(end - out.data()));
+  return long_gaps;
+}
+
+void read_rice_gaps(const std::uint8_t* data, std::size_t size, std::uint64_t count, unsigned k, ChunkSelection& s) {
+  if (k > kMaxRiceParameter) corrupt("parameter " + std::to_string(k) + " above " + std::to_string(kMaxRiceParameter));
+  const std::uint64_t n = s.element_count();
+  std::uint64_t* const words = s.word_data();
+  const std::uint64_t mask = low_bits(k);
+  BitReader in(data, size);
+  std::uint64_t next = 0;  // <= n; at n, any further offset is outside
+  for (std::uint64_t i = 0; i < count; ++i) {
+    if (in.available() < 40) in.refill();
+    const std::uint64_t bits = in.peek();
+    const unsigned q = unsigned(__builtin_ctzll(~bits));
+    std::uint64_t gap;
+    if (q + 1 + k <= in.available()) {  // the common case: the whole code is in the buffer
+      gap = std::uint64_t(q) << k | ((bits >> (q + 1)) & mask);
+      in.skip(q + 1 + k);
+    } else {
+      if (next >= n) corrupt("offset outside the chunk");
+      gap = read_gap_slowly(in, k, (n - next - 1) >> k);  // larger quotients leave the chunk
+    }
+    if (gap >= n - next) corrupt("offset outside the chunk");
+    next += gap;
+    words[next >> 6] |= std::uint64_t(1) << (next & 63);
+    ++next;
+  }
+  in.refill();
+  if (!in.exhausted() || in.available() >= 8) corrupt("trailing bytes after the last gap");
+  if (in.peek() != 0) corrupt("nonzero padding bits");
+}
+
+}  // namespace h5sparse
