@@ -76,7 +76,7 @@ class ChunkAccess {
                      where(origin) + ": stored with filter mask " + std::to_string(chunk.filter_mask) +
                          " (the structured-chunk filter skipped), so it holds no sections; read it with H5Dread_chunk");
     try {
-      return split_chunk(chunk.bytes.data(), chunk.bytes.size());
+      return split_chunk(chunk.bytes.data(), chunk.bytes.size(), *layout_);
     } catch (const Error& e) {
       throw Error(e.code(), where(origin) + ": " + e.what());
     }
@@ -117,7 +117,7 @@ class ChunkAccess {
     }
     // An SWMR writer must not overwrite a flushed chunk in place (see SparseDataset::write).
     if (swmr_writing(o_->under, o_->under_vol_id, dxpl_))
-      if (const std::optional<StoredChunk> old = read(at)) avoid_chunk_size(stored, old->bytes.size());
+      if (const std::optional<StoredChunk> old = read(at)) avoid_chunk_size(stored, old->bytes.size(), *layout_);
     write_stored_chunk(o_->under, o_->under_vol_id, at, stored, dxpl_);
   }
 

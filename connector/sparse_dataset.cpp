@@ -146,7 +146,7 @@ void SparseDataset::write_stored(const std::vector<std::uint64_t>& origin, ByteV
     return;
   }
   Bytes padded(stored.data, stored.data + stored.size);
-  avoid_chunk_size(padded, avoid_size);
+  avoid_chunk_size(padded, avoid_size, params_.layout);
   write_stored_chunk(under_, under_vol_id_, at, padded, dxpl);
 }
 

@@ -118,9 +118,9 @@ ChunkAnatomy SparseDataset::anatomy(const StoredChunk& chunk, const Bytes& raw,
     a.encoding = SelectionEncoding::all;
     return a;
   }
-  a.header = read_chunk_header(raw.data(), raw.size());
+  a.header = read_chunk_header(raw.data(), raw.size(), layout());
   const SectionInfo& s0 = a.header.sections[0];
-  const Bytes stored(raw.begin() + ChunkHeader::kSize, raw.begin() + long(ChunkHeader::kSize + s0.stored_size));
+  const Bytes stored(raw.begin() + long(a.header.size), raw.begin() + long(a.header.size + s0.stored_size));
   const Bytes section = layout().selection_pipeline.empty()
                             ? stored
                             : reverse_pipeline(layout().selection_pipeline, stored, s0.filter_mask, 1,

@@ -1,6 +1,6 @@
 """An independent reader of h5sparse's structured chunk (docs/FORMAT.md), for the benchmarks.
 
-It shares no code with the C++ core: it parses the 60-byte header and, where Python's standard
+It shares no code with the C++ core: it parses the header (format version 1 or 2) and, where Python's standard
 library can undo the section pipeline (no filter, or deflate, or shuffle of 1-byte elements),
 decodes section 0 (the encoded selection) into the set of defined element offsets, so the
 benchmark checks that what it measures is what it wrote.
@@ -10,8 +10,9 @@ import zlib
 
 import numpy as np
 
-MAGIC = b"H5SC"
-HEADER_SIZE = 60
+MAGIC = b"H5SC"  # format version 1
+V1_HEADER_SIZE = 60
+ALL_SKIPPED = 0xFFFFFFFF  # the mask of a version-2 section no filter ran on (every filter skipped)
 TAGS = {0: "empty", 1: "all", 2: "bitmap", 3: "offsets", 4: "runs", 5: "blocks", 6: "rice offsets"}
 
 
@@ -25,21 +26,61 @@ class Section:
         self.data = data  # the stored bytes
 
 
+def _varint32(raw, pos):
+    v = shift = 0
+    while True:
+        if shift > 28 or pos >= len(raw):
+            raise ValueError("bad varint in the chunk header")
+        b = raw[pos]
+        pos += 1
+        v |= (b & 0x7F) << shift
+        shift += 7
+        if not b & 0x80:
+            return v, pos
+
+
 def parse_chunk(raw):
-    """The two sections of a structured chunk (raw bytes as H5Dread_chunk returns them)."""
+    """The two sections of a structured chunk (raw bytes as H5Dread_chunk returns them),
+    format version 1 or 2. A version-2 section no filter ran on has filter_mask ALL_SKIPPED."""
     raw = bytes(raw)
-    if len(raw) < HEADER_SIZE or raw[:4] != MAGIC:
-        raise ValueError("not a structured chunk (no H5SC magic)")
-    version, nsections, padding = raw[4], raw[5], struct.unpack_from("<H", raw, 6)[0]
-    if version != 1 or nsections != 2:
-        raise ValueError(f"unexpected header: version {version}, {nsections} sections")
+    if raw[:1] == MAGIC[:1]:
+        if len(raw) < V1_HEADER_SIZE or raw[:4] != MAGIC or raw[4] != 1 or raw[5] != 2:
+            raise ValueError("not a structured chunk of format version 1")
+        padding = struct.unpack_from("<H", raw, 6)[0]
+        infos = []
+        for s in range(2):
+            stored, unfiltered, mask, stored_ck = struct.unpack_from("<IIII", raw, 8 + 24 * s)
+            (ck,) = struct.unpack_from("<Q", raw, 8 + 24 * s + 16)
+            infos.append((stored, unfiltered, mask, stored_ck, ck))
+        pos = V1_HEADER_SIZE
+    elif raw[:1] == b"\x02" and len(raw) >= 2:
+        flags, pos, infos = raw[1], 2, []
+        if flags & ~7:
+            raise ValueError(f"unknown header flags {flags:#x}")
+        for s in range(2):
+            filtered = flags >> s & 1
+            stored, pos = _varint32(raw, pos)
+            mask, unfiltered = ALL_SKIPPED, stored
+            if filtered:
+                mask, pos = _varint32(raw, pos)
+                unfiltered, pos = _varint32(raw, pos)
+            (stored_ck,) = struct.unpack_from("<I", raw, pos)
+            pos += 4
+            ck = stored_ck
+            if filtered:
+                (ck,) = struct.unpack_from("<I", raw, pos)
+                pos += 4
+            infos.append((stored, unfiltered, mask, stored_ck, ck))
+        padding = 0
+        if flags & 4:
+            padding, pos = _varint32(raw, pos)
+        pos += 4  # the header checksum
+    else:
+        raise ValueError(f"not a structured chunk (first byte {raw[:1]!r})")
     sections = []
-    pos = HEADER_SIZE
-    for s in range(2):
-        stored, unfiltered, mask, stored_ck = struct.unpack_from("<IIII", raw, 8 + 24 * s)
-        (ck,) = struct.unpack_from("<Q", raw, 8 + 24 * s + 16)
-        sections.append(Section(stored, unfiltered, mask, stored_ck, ck, raw[pos:pos + stored]))
-        pos += stored
+    for info in infos:
+        sections.append(Section(*info, raw[pos:pos + info[0]]))
+        pos += info[0]
     if pos + padding != len(raw) or any(raw[pos:]):
         raise ValueError(f"sections and {padding} zero bytes of padding add up to {pos + padding} bytes, "
                          f"chunk has {len(raw)}")

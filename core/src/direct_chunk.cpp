@@ -31,10 +31,10 @@ void check_section(std::size_t s, const SectionBytes& b, const SectionPipeline& 
 
 }  // namespace
 
-std::array<SectionBytes, 2> split_chunk(const std::uint8_t* data, std::size_t size) {
-  const ChunkHeader header = read_chunk_header(data, size);
+std::array<SectionBytes, 2> split_chunk(const std::uint8_t* data, std::size_t size, const ChunkLayout& layout) {
+  const ChunkHeader header = read_chunk_header(data, size, layout);
   std::array<SectionBytes, 2> out;
-  const std::uint8_t* p = data + ChunkHeader::kSize;
+  const std::uint8_t* p = data + header.size;
   for (std::size_t s = 0; s < 2; ++s) {
     const SectionInfo& info = header.sections[s];
     H5SPARSE_FAIL_IF(std::uint32_t(xxh3_64(p, info.stored_size)) != info.stored_checksum,
@@ -65,7 +65,7 @@ Bytes assemble_chunk(const std::array<SectionBytes, 2>& sections, const ChunkLay
     if (e.code() == ErrorCode::out_of_memory) throw;
     throw Error(ErrorCode::invalid_argument, std::string("not a structured chunk this dataset can read: ") + e.what());
   }
-  return serialize_chunk(header, {sections[0].data, sections[1].data});
+  return serialize_chunk(header, {sections[0].data, sections[1].data}, layout);
 }
 
 }  // namespace h5sparse

@@ -15,9 +15,14 @@
 namespace h5sparse {
 namespace {
 
+// Version 1 (read only): a fixed 60-byte header behind the magic "H5SC".
 constexpr std::uint8_t kMagic[4] = {'H', '5', 'S', 'C'};
-constexpr std::size_t kSectionInfoSize = 24;
-constexpr std::size_t kHeaderChecksumOffset = 56;
+constexpr std::size_t kV1HeaderSize = 60;
+constexpr std::size_t kV1SectionInfoSize = 24;
+constexpr std::size_t kV1HeaderChecksumOffset = 56;
+// Version 2: version byte, flags, then varint sizes and 32-bit checksums (docs/FORMAT.md).
+constexpr std::uint8_t kFlagFiltered[2] = {1, 2};
+constexpr std::uint8_t kFlagPadding = 4;
 constexpr const char* kSectionNames[2] = {"section 0 (selection)", "section 1 (values)"};
 
 void put_u32(std::uint8_t* p, std::uint32_t v) {
@@ -37,7 +42,28 @@ std::uint64_t get_u64(const std::uint8_t* p) {
   return v;
 }
 
-std::uint64_t checksum(const Bytes& b) { return xxh3_64(b.data(), b.size()); }
+const SectionPipeline& pipeline_of(std::size_t s, const ChunkLayout& layout) {
+  return s == 0 ? layout.selection_pipeline : layout.values_pipeline;
+}
+
+// The filter mask of a section no filter of `pipeline` ran on: every filter skipped.
+std::uint32_t all_skipped(const SectionPipeline& pipeline) {
+  return pipeline.size() >= 32 ? 0xFFFFFFFFu : (std::uint32_t(1) << pipeline.size()) - 1;
+}
+
+// Whether the unfiltered bytes hash to what the header records: all 64 bits in version 1,
+// the low 32 in version 2.
+bool unfiltered_checksum_matches(const ChunkHeader& header, const SectionInfo& info, std::uint64_t hash) {
+  return header.version == 1 ? hash == info.checksum : std::uint32_t(hash) == info.checksum;
+}
+
+void put_varint(std::uint8_t*& p, std::uint32_t v) {
+  while (v >= 0x80) {
+    *p++ = std::uint8_t(v | 0x80);
+    v >>= 7;
+  }
+  *p++ = std::uint8_t(v);
+}
 
 std::uint32_t checked_u32(std::size_t size, const char* what) {
   H5SPARSE_FAIL_IF(size > 0xFFFFFFFFu, ErrorCode::unsupported, std::string(what) + " exceeds 4 GiB");
@@ -103,21 +129,31 @@ void prepare_section(std::size_t section, const std::uint8_t* data, std::size_t 
   out.info.stored_size = checked_u32(filtered.size, "filtered section");
 }
 
-void write_header(const ChunkHeader& header, std::uint8_t* out) {
-  std::memcpy(out, kMagic, 4);
-  out[4] = ChunkHeader::kVersion;
-  out[5] = 2;  // section count
-  out[6] = out[7] = 0;  // no padding
-  for (int s = 0; s < 2; ++s) {
-    std::uint8_t* p = out + 8 + kSectionInfoSize * std::size_t(s);
-    const SectionInfo& info = header.sections[std::size_t(s)];
-    put_u32(p, info.stored_size);
-    put_u32(p + 4, info.unfiltered_size);
-    put_u32(p + 8, info.filter_mask);
-    put_u32(p + 12, info.stored_checksum);
-    put_u64(p + 16, info.checksum);
+// Writes the version 2 header of `header` (whose `size` it ignores) and returns its size.
+std::size_t write_header(const ChunkHeader& header, const ChunkLayout& layout, std::uint8_t* out) {
+  std::uint8_t* p = out + 2;
+  std::uint8_t flags = header.padding ? kFlagPadding : 0;
+  for (std::size_t s = 0; s < 2; ++s) {
+    const SectionInfo& info = header.sections[s];
+    const bool filtered = info.filter_mask != all_skipped(pipeline_of(s, layout));
+    if (filtered) flags |= kFlagFiltered[s];
+    put_varint(p, info.stored_size);
+    if (filtered) {
+      put_varint(p, info.filter_mask);
+      put_varint(p, info.unfiltered_size);
+    }
+    put_u32(p, info.stored_checksum);
+    p += 4;
+    if (filtered) {
+      put_u32(p, std::uint32_t(info.checksum));
+      p += 4;
+    }
   }
-  put_u32(out + kHeaderChecksumOffset, std::uint32_t(xxh3_64(out, kHeaderChecksumOffset)));
+  if (header.padding) put_varint(p, header.padding);
+  out[0] = ChunkHeader::kVersion;
+  out[1] = flags;
+  put_u32(p, std::uint32_t(xxh3_64(out, std::size_t(p - out))));
+  return std::size_t(p + 4 - out);
 }
 
 }  // namespace
@@ -129,14 +165,16 @@ Bytes encode_chunk(const StructuredChunk& chunk, const ChunkLayout& layout) {
   PreparedSection sections[2];
   prepare_section(0, selection.data(), selection.size(), layout.selection_pipeline, 1, sections[0]);
   prepare_section(1, chunk.values.data(), chunk.values.size(), layout.values_pipeline, layout.element_size, sections[1]);
-  return serialize_chunk(ChunkHeader{{sections[0].info, sections[1].info}}, {sections[0].stored, sections[1].stored});
+  ChunkHeader header;
+  header.sections = {sections[0].info, sections[1].info};
+  return serialize_chunk(header, {sections[0].stored, sections[1].stored}, layout);
 }
 
 std::size_t values_offset_in_place(const ChunkLayout& layout) {
   // Room for the header and section 0 up to the size of the bitmap encoding (tag + one bit per
   // element), which the encoder's choice never exceeds. Only a mandatory section-0 filter that
   // grows its input goes past it; encode_chunk_in_place then spills.
-  return ChunkHeader::kSize + 1 + std::size_t((layout.element_count() + 7) / 8);
+  return ChunkHeader::kMaxSize + 1 + std::size_t((layout.element_count() + 7) / 8);
 }
 
 ByteView encode_chunk_in_place(const ChunkSelection& defined, std::uint8_t* buffer, std::size_t values_size,
@@ -148,70 +186,167 @@ ByteView encode_chunk_in_place(const ChunkSelection& defined, std::uint8_t* buff
   PreparedSection sections[2];
   prepare_section(0, selection.data(), selection.size(), layout.selection_pipeline, 1, sections[0]);
   prepare_section(1, buffer + values_offset, values_size, layout.values_pipeline, layout.element_size, sections[1]);
-  const ChunkHeader header{{sections[0].info, sections[1].info}};
-  const std::size_t front = ChunkHeader::kSize + sections[0].info.stored_size;
+  ChunkHeader header;
+  header.sections = {sections[0].info, sections[1].info};
+  std::uint8_t head[ChunkHeader::kMaxSize];
+  const std::size_t head_size = write_header(header, layout, head);
+  const std::size_t front = head_size + sections[0].info.stored_size;
   if (sections[1].stored != buffer + values_offset || front > values_offset) {
-    serialize_chunk_into(header, {sections[0].stored, sections[1].stored}, spill);
+    serialize_chunk_into(header, {sections[0].stored, sections[1].stored}, layout, spill);
     return spill;
   }
   std::uint8_t* start = buffer + values_offset - front;
-  write_header(header, start);
-  if (sections[0].info.stored_size) std::memcpy(start + ChunkHeader::kSize, sections[0].stored, sections[0].info.stored_size);
+  std::memcpy(start, head, head_size);
+  if (sections[0].info.stored_size) std::memcpy(start + head_size, sections[0].stored, sections[0].info.stored_size);
   return {start, front + values_size};
 }
 
-void serialize_chunk_into(const ChunkHeader& header, const std::array<const std::uint8_t*, 2>& stored, Bytes& out) {
+void serialize_chunk_into(const ChunkHeader& header, const std::array<const std::uint8_t*, 2>& stored,
+                          const ChunkLayout& layout, Bytes& out) {
   const std::size_t size0 = header.sections[0].stored_size, size1 = header.sections[1].stored_size;
-  std::uint8_t head[ChunkHeader::kSize];
-  write_header(header, head);
+  std::uint8_t head[ChunkHeader::kMaxSize];
+  const std::size_t head_size = write_header(header, layout, head);
   // Appended, not sized and overwritten: no zeroing pass over the chunk first.
   out.clear();
-  out.reserve(ChunkHeader::kSize + size0 + size1);
-  out.insert(out.end(), head, head + ChunkHeader::kSize);
+  out.reserve(head_size + size0 + size1 + header.padding);
+  out.insert(out.end(), head, head + head_size);
   if (size0) out.insert(out.end(), stored[0], stored[0] + size0);
   if (size1) out.insert(out.end(), stored[1], stored[1] + size1);
+  out.insert(out.end(), header.padding, 0);
 }
 
-Bytes serialize_chunk(const ChunkHeader& header, const std::array<const std::uint8_t*, 2>& stored) {
+Bytes serialize_chunk(const ChunkHeader& header, const std::array<const std::uint8_t*, 2>& stored,
+                      const ChunkLayout& layout) {
   Bytes out;
-  serialize_chunk_into(header, stored, out);
+  serialize_chunk_into(header, stored, layout, out);
   return out;
 }
 
-void avoid_chunk_size(Bytes& chunk, std::size_t size) {
+void avoid_chunk_size(Bytes& chunk, std::size_t size, const ChunkLayout& layout) {
   if (chunk.size() != size) return;
-  const ChunkHeader header = read_chunk_header(chunk.data(), chunk.size());
-  H5SPARSE_FAIL_IF(header.padding == 0xFFFF, ErrorCode::unsupported, "structured chunk padding is full");
-  // The header records the padding, under its checksum (docs/FORMAT.md).
-  const std::uint16_t padding = std::uint16_t(header.padding + 1);
-  chunk.push_back(0);
-  chunk[6] = std::uint8_t(padding);
-  chunk[7] = std::uint8_t(padding >> 8);
-  put_u32(chunk.data() + kHeaderChecksumOffset, std::uint32_t(xxh3_64(chunk.data(), kHeaderChecksumOffset)));
+  ChunkHeader header = read_chunk_header(chunk.data(), chunk.size(), layout);
+  H5SPARSE_FAIL_IF(header.padding == 0xFFFFFFFFu, ErrorCode::unsupported, "structured chunk padding is full");
+  // The header records the padding, under its checksum (docs/FORMAT.md). Rewritten as
+  // version 2, it grows by at least the padding byte.
+  ++header.padding;
+  const Bytes old = std::move(chunk);
+  const std::uint8_t* p0 = old.data() + header.size;
+  serialize_chunk_into(header, {p0, p0 + header.sections[0].stored_size}, layout, chunk);
 }
 
-ChunkHeader read_chunk_header(const std::uint8_t* data, std::size_t size) {
-  H5SPARSE_FAIL_IF(size < ChunkHeader::kSize, ErrorCode::corrupt_data,
+namespace {
+
+// Reads the header fields of version 2 with bounds checks; throws corrupt_data.
+class HeaderReader {
+ public:
+  HeaderReader(const std::uint8_t* data, std::size_t size) : p_(data), start_(data), end_(data + size) {}
+  std::uint32_t varint() {
+    std::uint64_t v = 0;
+    for (unsigned shift = 0; shift < 35; shift += 7) {
+      need(1);
+      const std::uint8_t byte = *p_++;
+      v |= std::uint64_t(byte & 0x7F) << shift;
+      if (!(byte & 0x80)) {
+        H5SPARSE_FAIL_IF(v > 0xFFFFFFFFu, ErrorCode::corrupt_data, "structured chunk header: varint above 32 bits");
+        return std::uint32_t(v);
+      }
+    }
+    throw Error(ErrorCode::corrupt_data, "structured chunk header: varint longer than 5 bytes");
+  }
+  std::uint32_t u32() {
+    need(4);
+    const std::uint32_t v = get_u32(p_);
+    p_ += 4;
+    return v;
+  }
+  std::size_t offset() const { return std::size_t(p_ - start_); }
+
+ private:
+  void need(std::size_t n) {
+    H5SPARSE_FAIL_IF(std::size_t(end_ - p_) < n, ErrorCode::corrupt_data,
+                     "structured chunk of " + std::to_string(end_ - start_) + " bytes is shorter than its header");
+  }
+  const std::uint8_t* p_;
+  const std::uint8_t* start_;
+  const std::uint8_t* end_;
+};
+
+ChunkHeader read_v1_header(const std::uint8_t* data, std::size_t size) {
+  H5SPARSE_FAIL_IF(size < kV1HeaderSize, ErrorCode::corrupt_data,
           "structured chunk of " + std::to_string(size) + " bytes is shorter than its 60-byte header");
   H5SPARSE_FAIL_IF(std::memcmp(data, kMagic, 4) != 0, ErrorCode::corrupt_data, "structured chunk has no H5SC magic");
-  H5SPARSE_FAIL_IF(std::uint32_t(xxh3_64(data, kHeaderChecksumOffset)) != get_u32(data + kHeaderChecksumOffset),
+  H5SPARSE_FAIL_IF(std::uint32_t(xxh3_64(data, kV1HeaderChecksumOffset)) != get_u32(data + kV1HeaderChecksumOffset),
           ErrorCode::corrupt_data, "structured chunk header checksum mismatch");
-  H5SPARSE_FAIL_IF(data[4] != ChunkHeader::kVersion, ErrorCode::unsupported,
-          "structured chunk format version " + std::to_string(data[4]) + " is newer than this reader (1)");
+  H5SPARSE_FAIL_IF(data[4] != 1, ErrorCode::unsupported,
+          "structured chunk format version " + std::to_string(data[4]) + " after the H5SC magic is unknown (1 is)");
   H5SPARSE_FAIL_IF(data[5] != 2, ErrorCode::corrupt_data, "structured chunk header: unexpected section count");
   ChunkHeader header{};
-  header.padding = std::uint16_t(data[6] | data[7] << 8);
-  std::uint64_t total = ChunkHeader::kSize + header.padding;
+  header.version = 1;
+  header.size = kV1HeaderSize;
+  header.padding = std::uint32_t(data[6] | data[7] << 8);
   for (int s = 0; s < 2; ++s) {
-    const std::uint8_t* p = data + 8 + kSectionInfoSize * std::size_t(s);
+    const std::uint8_t* p = data + 8 + kV1SectionInfoSize * std::size_t(s);
     SectionInfo& info = header.sections[std::size_t(s)];
     info.stored_size = get_u32(p);
     info.unfiltered_size = get_u32(p + 4);
     info.filter_mask = get_u32(p + 8);
     info.stored_checksum = get_u32(p + 12);
     info.checksum = get_u64(p + 16);
-    total += info.stored_size;
   }
+  return header;
+}
+
+ChunkHeader read_v2_header(const std::uint8_t* data, std::size_t size, const ChunkLayout& layout) {
+  H5SPARSE_FAIL_IF(size < 2, ErrorCode::corrupt_data, "structured chunk of 1 byte");
+  const std::uint8_t flags = data[1];
+  HeaderReader fields(data + 2, size - 2);
+  ChunkHeader header{};
+  header.version = 2;
+  for (std::size_t s = 0; s < 2; ++s) {
+    SectionInfo& info = header.sections[s];
+    const bool filtered = flags & kFlagFiltered[s];
+    info.stored_size = fields.varint();
+    info.filter_mask = filtered ? fields.varint() : all_skipped(pipeline_of(s, layout));
+    info.unfiltered_size = filtered ? fields.varint() : info.stored_size;
+    info.stored_checksum = fields.u32();
+    info.checksum = filtered ? fields.u32() : info.stored_checksum;
+  }
+  if (flags & kFlagPadding) header.padding = fields.varint();
+  header.size = 2 + fields.offset();
+  H5SPARSE_FAIL_IF(std::uint32_t(xxh3_64(data, header.size)) != fields.u32(), ErrorCode::corrupt_data,
+                   "structured chunk header checksum mismatch");
+  header.size += 4;
+  // Checked only now, under the checksum: a flipped flag is a checksum mismatch above.
+  H5SPARSE_FAIL_IF(flags & ~(kFlagFiltered[0] | kFlagFiltered[1] | kFlagPadding), ErrorCode::corrupt_data,
+                   "structured chunk header: unknown flags " + std::to_string(flags));
+  H5SPARSE_FAIL_IF((flags & kFlagPadding) && header.padding == 0, ErrorCode::corrupt_data,
+                   "structured chunk header: padding flag with no padding");
+  for (std::size_t s = 0; s < 2; ++s) {
+    if (!(flags & kFlagFiltered[s])) continue;
+    const SectionPipeline& pipeline = pipeline_of(s, layout);
+    const std::uint32_t mask = header.sections[s].filter_mask;
+    H5SPARSE_FAIL_IF(mask == all_skipped(pipeline) || (pipeline.size() < 32 && (mask >> pipeline.size()) != 0),
+                     ErrorCode::corrupt_data,
+                     std::string(kSectionNames[s]) + ": filter mask " + std::to_string(mask) +
+                         " does not name a filter of its " + std::to_string(pipeline.size()) + "-filter pipeline");
+  }
+  return header;
+}
+
+}  // namespace
+
+ChunkHeader read_chunk_header(const std::uint8_t* data, std::size_t size, const ChunkLayout& layout) {
+  H5SPARSE_FAIL_IF(size == 0, ErrorCode::corrupt_data, "structured chunk of 0 bytes");
+  ChunkHeader header;
+  if (data[0] == kMagic[0]) {
+    header = read_v1_header(data, size);
+  } else {
+    H5SPARSE_FAIL_IF(data[0] != ChunkHeader::kVersion, ErrorCode::unsupported,
+                     "structured chunk format version " + std::to_string(data[0]) + " is unknown to this reader (1 and 2)");
+    header = read_v2_header(data, size, layout);
+  }
+  const std::uint64_t total =
+      std::uint64_t(header.size) + header.padding + header.sections[0].stored_size + header.sections[1].stored_size;
   H5SPARSE_FAIL_IF(total != size, ErrorCode::corrupt_data,
           "structured chunk sections add up to " + std::to_string(total) + " bytes, stored chunk has " +
               std::to_string(size));
@@ -252,12 +387,12 @@ StructuredChunk chunk_from_sections(Bytes selection, Bytes values, const ChunkLa
 }
 
 ChunkView decode_chunk_view(const std::uint8_t* data, std::size_t size, const ChunkLayout& layout) {
-  const ChunkHeader header = read_chunk_header(data, size);
+  const ChunkHeader header = read_chunk_header(data, size, layout);
   // Each section: its bytes, borrowed from `data` when its pipeline is empty (stored =
   // unfiltered), else decoded into `owned`.
   std::array<Bytes, 2> owned;
   std::array<const std::uint8_t*, 2> bytes{};
-  const std::uint8_t* p = data + ChunkHeader::kSize;
+  const std::uint8_t* p = data + header.size;
   for (std::size_t s = 0; s < 2; ++s) {
     const SectionInfo& info = header.sections[s];
     const std::uint64_t stored_hash = xxh3_64(p, info.stored_size);
@@ -269,12 +404,12 @@ ChunkView decode_chunk_view(const std::uint8_t* data, std::size_t size, const Ch
       if (info.filter_mask != 0 || info.stored_size != info.unfiltered_size)
         throw Error(ErrorCode::corrupt_data, std::string(kSectionNames[s]) +
                                                  ": no section pipeline, yet filter mask or sizes say filtered");
-      if (stored_hash != info.checksum)
+      if (!unfiltered_checksum_matches(header, info, stored_hash))
         throw Error(ErrorCode::corrupt_data, std::string(kSectionNames[s]) + " checksum mismatch");
       bytes[s] = p;
     } else {
       owned[s] = unfilter_section(s, p, info, layout);
-      if (checksum(owned[s]) != info.checksum)
+      if (!unfiltered_checksum_matches(header, info, xxh3_64(owned[s].data(), owned[s].size())))
         throw Error(ErrorCode::corrupt_data, std::string(kSectionNames[s]) + " checksum mismatch");
       bytes[s] = owned[s].data();
     }
@@ -282,6 +417,9 @@ ChunkView decode_chunk_view(const std::uint8_t* data, std::size_t size, const Ch
   }
   ChunkView view;
   try {
+    if (header.version == 1 && header.sections[0].unfiltered_size > 0 &&
+        bytes[0][0] == std::uint8_t(SelectionEncoding::rice_offsets))
+      throw Error(ErrorCode::corrupt_data, "encoding tag 6 (rice offsets) in a format version 1 chunk");
     view.defined = decode_selection(bytes[0], header.sections[0].unfiltered_size, layout.dims);
   } catch (const Error& e) {
     throw Error(ErrorCode::corrupt_data, std::string(kSectionNames[0]) + ": " + e.what());

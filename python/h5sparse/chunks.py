@@ -25,7 +25,7 @@ _HADDR_UNDEF = 2**64 - 1
 StructChunkInfo = namedtuple("StructChunkInfo", "offset filter_mask section_size section_orig_size addr size")
 StructChunkInfo.__doc__ = """One stored structured chunk: its first element (offset), per section
 (selection, values) the filter mask, stored size and unfiltered size; the chunk's file address
-and stored size (60-byte header + the sections)."""
+and stored size (the structured chunk's header, docs/FORMAT.md, + the sections)."""
 
 
 class ChunkIOError(H5SparseError):
@@ -95,7 +95,7 @@ def read_struct_chunk(dset, offset, info=None):
     pointers = (ctypes.c_void_p * 2)(ctypes.addressof(buffers[0]), ctypes.addressof(buffers[1]))
     _call("read_struct_chunk", dset, _lib().h5sparse_dread_struct_chunk, _H5P_DEFAULT, _offset(dset, offset),
           ctypes.byref(c), pointers)
-    got = _to_tuple(c, offset, info.addr, 60 + sum(c.section_size[:c.num_sections]))
+    got = _to_tuple(c, offset, info.addr, info.size)  # the header's size is not in the sections' info
     return got, [ctypes.string_at(buffers[i], c.section_size[i]) for i in range(c.num_sections)]
 
 

@@ -3,6 +3,7 @@
 connector nor HDF5_PLUGIN_PATH, and what it prints is checked against what the connector's
 get_defined, h5py, h5dump and an independent Python parse of the stored chunks say."""
 import os
+import pathlib
 import re
 import struct
 import subprocess
@@ -174,8 +175,11 @@ def test_dump_data_values_match_h5py(corpus):
                 assert int(text) == want, (name, index)
 
 
+BENCH_SPARSE = pathlib.Path(__file__).resolve().parents[2] / "bench" / "sparse"  # chunkfmt.py: docs/FORMAT.md in Python
 CHUNK_INFO_SCRIPT = r"""
 import h5py, json, struct, sys
+sys.path.insert(0, sys.argv.pop(1))
+import chunkfmt
 out = {}
 with h5py.File(sys.argv[1], "r") as f:
     for name in sys.argv[2:]:
@@ -184,9 +188,12 @@ with h5py.File(sys.argv[1], "r") as f:
         for i in range(d.id.get_num_chunks()):
             info = d.id.get_chunk_info(i)
             raw = d.id.read_direct_chunk(info.chunk_offset)[1]
-            assert raw[:4] == b"H5SC"
-            sections = [struct.unpack_from("<III", raw, 8 + 24 * s) for s in range(2)]
-            encoding = raw[60] if sections[0][2] == 0 and name != "/rfc" and name != "/i8_runs" else None
+            parsed = chunkfmt.parse_chunk(raw)
+            # A mask the file does not store (no filter ran: every filter skipped) is None.
+            sections = [(s.stored_size, s.unfiltered_size,
+                         None if s.filter_mask == chunkfmt.ALL_SKIPPED else s.filter_mask) for s in parsed]
+            unfiltered = parsed[0].filter_mask in (0, chunkfmt.ALL_SKIPPED)
+            encoding = parsed[0].data[0] if unfiltered and name != "/rfc" and name != "/i8_runs" else None
             chunks.append([list(info.chunk_offset), info.byte_offset, info.size, sections, encoding])
         out[name] = chunks
 print(json.dumps(out))
@@ -196,7 +203,7 @@ print(json.dumps(out))
 def test_show_reports_what_is_stored(corpus):
     import json
     path, expected = corpus
-    stored = json.loads(subprocess.run([sys.executable, "-c", CHUNK_INFO_SCRIPT, str(path), *SPECS],
+    stored = json.loads(subprocess.run([sys.executable, "-c", CHUNK_INFO_SCRIPT, str(BENCH_SPARSE), str(path), *SPECS],
                                        capture_output=True, text=True, env=PLAIN_ENV, check=True).stdout)
     blocks = parse_dataset_blocks(tool("show", path, "--chunks").stdout)
     encodings = {0: "empty", 1: "all", 2: "bitmap", 3: "offsets", 4: "runs", 5: "blocks", 6: "rice_offsets"}
@@ -227,8 +234,11 @@ def test_show_reports_what_is_stored(corpus):
         for offset, address, size, sections, encoding in chunks:
             line = by_offset[tuple(offset)]
             assert (int(line[1]), int(line[2])) == (address, size)
-            assert [int(v) for v in line[5:7]] == list(sections[0][:2]) and int(line[7], 16) == sections[0][2]
-            assert [int(v) for v in line[8:10]] == list(sections[1][:2]) and int(line[10], 16) == sections[1][2]
+            for s, at in ((0, 5), (1, 8)):
+                stored_size, unfiltered, mask = sections[s]
+                assert [int(v) for v in line[at:at + 2]] == [stored_size, unfiltered]
+                # No mask in the file: no filter ran, the stored bytes are the section's.
+                assert int(line[at + 2], 16) == mask if mask is not None else stored_size == unfiltered
             if encoding is not None:
                 assert line[4] == encodings[encoding]
             inside = [p for p in defined if all(o <= c < o + k for c, o, k in zip(p, offset, chunk_dims))]

@@ -50,8 +50,10 @@ TEST(DirectChunk, SplitThenAssembleIsByteExact) {
       for (double density : {0.0, 0.05, 0.5, 1.0}) {
         const ChunkLayout l = layout_with(sp, vp);
         const Bytes stored = encode_chunk(chunk_of(l, density, 3), l);
-        const auto sections = split_chunk(stored.data(), stored.size());
-        EXPECT_EQ(ChunkHeader::kSize + sections[0].stored_size + sections[1].stored_size, stored.size());
+        const auto sections = split_chunk(stored.data(), stored.size(), l);
+        EXPECT_EQ(read_chunk_header(stored.data(), stored.size(), l).size + sections[0].stored_size +
+                      sections[1].stored_size,
+                  stored.size());
         EXPECT_EQ(assemble_chunk(sections, l), stored);
       }
 }
@@ -60,13 +62,13 @@ TEST(DirectChunk, SplitVerifiesStoredChecksums) {
   const ChunkLayout l = layout_with({}, {{kFilterDeflate, 0, {6}}});
   Bytes stored = encode_chunk(chunk_of(l, 0.3, 4), l);
   stored.back() ^= 1;
-  EXPECT_THROW(split_chunk(stored.data(), stored.size()), Error);
+  EXPECT_THROW(split_chunk(stored.data(), stored.size(), l), Error);
 }
 
 TEST(DirectChunk, AssembleRefusesInconsistentSections) {
   const ChunkLayout l = layout_with({{kFilterDeflate, 0, {6}}}, {{kFilterShuffle, 0, {}}, {kFilterDeflate, 0, {6}}});
   const Bytes stored = encode_chunk(chunk_of(l, 0.3, 5), l);
-  const auto good = split_chunk(stored.data(), stored.size());
+  const auto good = split_chunk(stored.data(), stored.size(), l);
   auto bad = good;
   bad[1].unfiltered_size += 4;  // one element more than the selection defines
   EXPECT_EQ(assemble_error(bad, l), ErrorCode::invalid_argument);
@@ -94,7 +96,7 @@ TEST(DirectChunk, AssembleRefusesInconsistentSections) {
 TEST(DirectChunk, EmptySectionMustLookAsAWriterStoresIt) {
   const ChunkLayout l = layout_with({}, {{kFilterShuffle, 0, {}}, {kFilterDeflate, 0, {6}}});
   const Bytes stored = encode_chunk(StructuredChunk::empty(l), l);
-  const auto good = split_chunk(stored.data(), stored.size());
+  const auto good = split_chunk(stored.data(), stored.size(), l);
   EXPECT_EQ(good[1].filter_mask, 3u);
   EXPECT_EQ(assemble_chunk(good, l), stored);
   auto bad = good;

@@ -22,8 +22,9 @@ struct SectionBytes {
 
 /// The sections of a stored chunk, pointing into `data`. Verifies the header and both
 /// stored-bytes checksums (cheap), not the pipelines: nothing is decoded. Throws
-/// Error(corrupt_data) naming the problem.
-std::array<SectionBytes, 2> split_chunk(const std::uint8_t* data, std::size_t size);
+/// Error(corrupt_data) naming the problem. A section no filter ran on has the mask "every
+/// filter of the layout's pipeline skipped".
+std::array<SectionBytes, 2> split_chunk(const std::uint8_t* data, std::size_t size, const ChunkLayout& layout);
 
 /// The stored chunk made of the given sections. Each section is run back through the layout's
 /// pipeline with its filter mask and must give exactly `unfiltered_size` bytes; the selection

@@ -37,14 +37,18 @@ struct SectionInfo {
   std::uint32_t unfiltered_size;
   std::uint32_t filter_mask;
   std::uint32_t stored_checksum;  ///< low 32 bits of XXH3-64 of the stored (filtered) bytes
-  std::uint64_t checksum;         ///< XXH3-64 of the unfiltered bytes
+  std::uint64_t checksum;         ///< XXH3-64 of the unfiltered bytes (version 2 keeps its low 32 bits)
 };
 
+/// A structured chunk's header. Writers write format version 2 (a compact header of varints
+/// and 32-bit checksums); readers also read version 1 (a fixed 60-byte header).
 struct ChunkHeader {
-  static constexpr std::size_t kSize = 60;
-  static constexpr std::uint8_t kVersion = 1;
-  std::array<SectionInfo, 2> sections;
-  std::uint16_t padding = 0;  ///< zero bytes after section 1
+  static constexpr std::uint8_t kVersion = 2;  ///< the version writers write
+  static constexpr std::size_t kMaxSize = 57;  ///< the largest version-2 header
+  std::uint8_t version = kVersion;
+  std::size_t size = 0;  ///< header bytes (as read; writers compute it)
+  std::array<SectionInfo, 2> sections{};
+  std::uint32_t padding = 0;  ///< zero bytes after section 1
 };
 
 /// Serializes a chunk: selection and values through their pipelines, checksums, header.
@@ -60,15 +64,18 @@ std::size_t values_offset_in_place(const ChunkLayout& layout);
 ByteView encode_chunk_in_place(const ChunkSelection& defined, std::uint8_t* buffer, std::size_t values_size,
                                const ChunkLayout& layout, Bytes& spill);
 
-/// When a serialized chunk is `size` bytes long, adds one byte of padding (docs/FORMAT.md).
+/// When a serialized chunk is `size` bytes long, adds one byte of padding (docs/FORMAT.md);
+/// the chunk is rewritten in format version 2 (a version-1 chunk changes size anyway).
 /// HDF5 rewrites a chunk of unchanged size in place; only a chunk whose size changes moves,
 /// and an SWMR writer never frees the copy it replaces, so the flushed copy survives
 /// (docs/DESIGN.md, "SWMR and crash consistency").
-void avoid_chunk_size(Bytes& chunk, std::size_t size);
+void avoid_chunk_size(Bytes& chunk, std::size_t size, const ChunkLayout& layout);
 
-/// Parses and validates the header only (magic, version, section count, header checksum,
-/// sizes adding up to `size`); throws Error(corrupt_data) naming the first problem.
-ChunkHeader read_chunk_header(const std::uint8_t* data, std::size_t size);
+/// Parses and validates the header only (version, fields, header checksum, sizes adding up
+/// to `size`, filter masks naming filters of the layout's pipelines); throws
+/// Error(corrupt_data) naming the first problem, Error(unsupported) for an unknown version.
+/// A version-2 section no filter ran on gets the mask "every filter skipped".
+ChunkHeader read_chunk_header(const std::uint8_t* data, std::size_t size, const ChunkLayout& layout);
 
 /// Fully decodes and verifies a chunk (header, both pipelines, both checksums, selection,
 /// value count).
@@ -91,11 +98,14 @@ struct ChunkView {
 /// bytes).
 ChunkView decode_chunk_view(const std::uint8_t* data, std::size_t size, const ChunkLayout& layout);
 
-/// The stored chunk of `header` (sizes, masks and checksums as given) with the stored bytes
-/// of section 0 and 1; the header checksum is computed.
-Bytes serialize_chunk(const ChunkHeader& header, const std::array<const std::uint8_t*, 2>& stored);
+/// The stored chunk (format version 2) of `header` (sizes, masks, checksums and padding as
+/// given) with the stored bytes of section 0 and 1; the header checksum is computed. A
+/// section whose mask skips every filter of its pipeline is written as unfiltered.
+Bytes serialize_chunk(const ChunkHeader& header, const std::array<const std::uint8_t*, 2>& stored,
+                      const ChunkLayout& layout);
 /// serialize_chunk into `out`, whose capacity is reused.
-void serialize_chunk_into(const ChunkHeader& header, const std::array<const std::uint8_t*, 2>& stored, Bytes& out);
+void serialize_chunk_into(const ChunkHeader& header, const std::array<const std::uint8_t*, 2>& stored,
+                          const ChunkLayout& layout, Bytes& out);
 
 /// Section `s` (0 or 1) back through its pipeline, honouring `info`'s filter mask: exactly
 /// `info.unfiltered_size` bytes, or Error(corrupt_data) naming the section. No checksums.

@@ -1,8 +1,10 @@
 """Running the hangar_store example program and poking at its files from the tests."""
 import json
 import os
+import pathlib
 import struct
 import subprocess
+import sys
 
 CONNECTOR = "h5sparse under_vol=0;under_info={}"
 _SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
@@ -45,10 +47,13 @@ def flip_byte(path, offset):
         fh.write(bytes([b[0] ^ 0x5A]))
 
 
-def section_sizes(path, offset):
-    """Stored sizes of sections 0 and 1 of the structured chunk at `offset` (docs/FORMAT.md)."""
+def section_sizes(path, offset, size):
+    """(header size, stored sizes of sections 0 and 1) of the structured chunk of `size` bytes at
+    `offset`, parsed by the benchmarks' independent reader of docs/FORMAT.md."""
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[3] / "bench" / "sparse"))
+    import chunkfmt
     with open(path, "rb") as fh:
         fh.seek(offset)
-        header = fh.read(60)
-    assert header[:4] == b"H5SC", header[:4]
-    return struct.unpack_from("<I", header, 8)[0], struct.unpack_from("<I", header, 32)[0]
+        raw = fh.read(size)
+    s0, s1 = chunkfmt.parse_chunk(raw)
+    return size - s0.stored_size - s1.stored_size, s0.stored_size, s1.stored_size
