@@ -12,6 +12,7 @@
 #include <array>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "h5sparse/error.hpp"
@@ -61,18 +62,57 @@ bool blosc_decompress_threaded(std::uint8_t* dst, std::size_t dst_capacity, cons
   if (src[0] != BLOSC_VERSION_FORMAT || (flags & (kCopied | kReservedFlag)) != 0 || typesize == 0) return false;
   if (cbytes != std::int64_t(src_size) || nbytes <= 0 || std::size_t(nbytes) > dst_capacity) return false;
   if (blocksize <= 0 || blocksize > nbytes || blocksize > BLOSC_MAX_BLOCKSIZE) return false;
-  if (blocksize % typesize != 0 || nbytes % typesize != 0) return false;  // ranges are in items
   const std::size_t nblocks = std::size_t((nbytes + blocksize - 1) / blocksize);
   if (kHeader + 4 * nblocks >= std::size_t(cbytes)) return false;
   const int parts = parts_for(nthreads, nblocks, std::size_t(nbytes));
   if (parts < 2) return false;
+  auto range = [&](int t) {  // decoded bytes of part t
+    return std::pair<std::size_t, std::size_t>(
+        first_block(t, parts, nblocks) * std::size_t(blocksize),
+        std::min(first_block(t + 1, parts, nblocks) * std::size_t(blocksize), std::size_t(nbytes)));
+  };
+  // Blocks stored in order (c-blosc's serial writer, our joined frames): part t's blocks are
+  // one stretch of the frame, copied with a header and offset table of their own into a
+  // sub-frame that c-blosc's context decoder writes straight into the output. Otherwise (a
+  // frame written by c-blosc's own threads, or a part that is only the short last block):
+  // blosc_getitem, which decodes block by block through a buffer, in whole items.
+  const std::uint8_t* offsets = src + kHeader;
+  bool ordered = true;
+  for (std::size_t j = 0, floor = kHeader + 4 * nblocks; j < nblocks && ordered; ++j) {
+    const std::int64_t at = read32(offsets + 4 * j);
+    ordered = at >= std::int64_t(floor) && at < cbytes;
+    floor = std::size_t(at) + 1;
+  }
+  ordered = ordered && range(parts - 1).second - range(parts - 1).first >= std::size_t(blocksize);
+  if (!ordered && (blocksize % typesize != 0 || nbytes % typesize != 0)) return false;
 
+  thread_local std::vector<std::vector<std::uint8_t>> caller_scratch;
+  std::vector<std::vector<std::uint8_t>>& scratch = caller_scratch;  // named here: workers see the caller's
+  if (scratch.size() < std::size_t(parts)) scratch.resize(std::size_t(parts));
   std::array<int, kMaxParts> decoded{};
   auto decode = [&](int t) {
-    const std::size_t begin = first_block(t, parts, nblocks) * std::size_t(blocksize);
-    const std::size_t end = std::min(first_block(t + 1, parts, nblocks) * std::size_t(blocksize), std::size_t(nbytes));
-    // blosc_getitem validates every block offset and size against the frame before reading it.
-    const int rc = blosc_getitem(src, int(begin / typesize), int((end - begin) / typesize), dst + begin);
+    const auto [begin, end] = range(t);
+    int rc = 0;
+    if (ordered) {
+      const std::size_t b0 = first_block(t, parts, nblocks), b1 = first_block(t + 1, parts, nblocks);
+      const std::size_t from = std::size_t(read32(offsets + 4 * b0));
+      const std::size_t to = b1 < nblocks ? std::size_t(read32(offsets + 4 * b1)) : std::size_t(cbytes);
+      const std::size_t table = kHeader + 4 * (b1 - b0), size = table + (to - from);
+      std::vector<std::uint8_t>& sub = scratch[std::size_t(t)];
+      if (sub.size() < size) sub.resize(size);
+      std::memcpy(sub.data(), src, kHeader);
+      write32(sub.data() + 4, end - begin);
+      write32(sub.data() + 12, size);
+      for (std::size_t j = b0; j < b1; ++j) {
+        write32(sub.data() + kHeader + 4 * (j - b0), std::size_t(read32(offsets + 4 * j)) - from + table);
+      }
+      std::memcpy(sub.data() + table, src + from, to - from);
+      // c-blosc checks every offset and length against the sub-frame's own size.
+      rc = blosc_decompress_ctx(sub.data(), dst + begin, end - begin, 1);
+    } else {
+      // blosc_getitem validates every block offset and size against the frame before reading it.
+      rc = blosc_getitem(src, int(begin / typesize), int((end - begin) / typesize), dst + begin);
+    }
     decoded[t] = rc == int(end - begin) ? 0 : (rc < 0 ? rc : -1);
   };
   run_shared(parts, decode);

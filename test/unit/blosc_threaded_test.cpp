@@ -96,11 +96,9 @@ TEST(BloscThreaded, JoinedFramesAreCBloscsFramesByteForByte) {
             ASSERT_TRUE(size.has_value());
             joined.resize(*size);
             EXPECT_EQ(joined, frame);
-            Bytes direct(nbytes);  // whole items only: blosc_getitem counts in items
-            const bool divides = nbytes % typesize == 0;
-            EXPECT_EQ(blosc_decompress_threaded(direct.data(), direct.size(), frame.data(), frame.size(), nthreads),
-                      divides);
-            if (divides) EXPECT_EQ(direct, data);
+            Bytes direct(nbytes);  // blocks in order: each thread decodes a sub-frame of its own
+            EXPECT_TRUE(blosc_decompress_threaded(direct.data(), direct.size(), frame.data(), frame.size(), nthreads));
+            EXPECT_EQ(direct, data);
             for (int readers : {1, 2, 3}) {
               Bytes out(data.size());
               ASSERT_EQ(blosc_decompress(out.data(), out.size(), frame.data(), frame.size(), readers), data.size());
@@ -144,6 +142,48 @@ TEST(BloscThreaded, DecodesOtherWritersFramesOfAnyShape) {
     }
   }
   EXPECT_GE(threaded, 30);
+}
+
+// The frame with its blocks stored last to first (c-blosc's own threads store blocks in the
+// order they finish): still a valid frame, as the offset table says where each block is.
+Bytes blocks_reversed(const Bytes& frame) {
+  const std::size_t n = blocks_of(frame), table = 16 + 4 * n;
+  std::vector<std::uint32_t> at(n + 1);
+  for (std::size_t j = 0; j < n; ++j) std::memcpy(&at[j], &frame[16 + 4 * j], 4);
+  at[n] = std::uint32_t(frame.size());
+  Bytes out(frame.begin(), frame.begin() + long(table));
+  for (std::size_t j = n; j-- > 0;) {
+    const std::uint32_t start = std::uint32_t(out.size());
+    std::memcpy(&out[16 + 4 * j], &start, 4);
+    out.insert(out.end(), frame.begin() + at[j], frame.begin() + at[j + 1]);
+  }
+  return out;
+}
+
+TEST(BloscThreaded, BlocksOutOfOrderDecodeBlockByBlock) {
+  for (BloscCompressor c : {BloscCompressor::lz4, BloscCompressor::zstd, BloscCompressor::blosclz}) {
+    for (Shuffle shuffle : {Shuffle::byte, Shuffle::bit}) {
+      const Bytes data = field(1 << 20, 8, 4);
+      const Bytes frame = blocks_reversed(compressed(data, BloscParams{5, shuffle, c, 8, 2}));
+      ASSERT_GE(blocks_of(frame), 4u);
+      Bytes out(data.size());
+      ASSERT_EQ(blosc_decompress_ctx(frame.data(), out.data(), out.size(), 1), int(data.size()));  // valid
+      ASSERT_EQ(out, data);
+      Bytes shared(data.size());
+      EXPECT_TRUE(blosc_decompress_threaded(shared.data(), shared.size(), frame.data(), frame.size(), 2));
+      EXPECT_EQ(shared, data);
+      std::mt19937 rng(5);
+      for (int trial = 0; trial < 100; ++trial) {  // and damaged, on the block-by-block path
+        Bytes bad = frame;
+        bad[trial < 30 ? rng() % (16 + 4 * blocks_of(frame)) : rng() % bad.size()] ^= std::uint8_t(1 + rng() % 255);
+        try {
+          EXPECT_EQ(blosc_decompress(shared.data(), shared.size(), bad.data(), bad.size(), 2), data.size());
+        } catch (const Error& e) {
+          EXPECT_TRUE(e.code() == ErrorCode::corrupt_data || e.code() == ErrorCode::buffer_too_small) << e.what();
+        }
+      }
+    }
+  }
 }
 
 TEST(BloscThreaded, CorruptFramesFailOnTheThreadedPath) {

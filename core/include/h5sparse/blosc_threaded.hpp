@@ -3,7 +3,8 @@
 //
 // A frame is a 16-byte header, a table of block offsets (bstarts) and the blocks, each
 // compressed on its own. Decoding: each thread decodes a run of whole blocks straight into its
-// part of the output (blosc_getitem, which keeps its state on the stack). Encoding: each thread
+// part of the output, as a sub-frame of its own (blocks stored in order) or through
+// blosc_getitem (blocks out of order); both keep their state on the stack. Encoding: each thread
 // compresses a run of whole blocks as a frame of its own (blosc_compress_ctx, the same forced
 // block size); the frames are then joined into one: one header, one offset table, the blocks
 // in order. Blocks are compressed independently, so the joined frame holds the bytes c-blosc
@@ -20,9 +21,9 @@ namespace h5sparse {
 
 /// Decodes a frame that blosc_decoded_size() accepted with up to `nthreads` threads, each on
 /// whole blocks. Returns false, having written nothing, when the frame does not divide (a
-/// single block, a copied frame, block or buffer size not a multiple of the type size, less
-/// than 128 KiB per thread, a header the serial decoder should judge); throws corrupt_data when
-/// a block fails to decode.
+/// single block, a copied frame, less than 128 KiB per thread, blocks out of order with sizes
+/// that are not a multiple of the type size, a header the serial decoder should judge); throws
+/// corrupt_data when a block fails to decode.
 bool blosc_decompress_threaded(std::uint8_t* dst, std::size_t dst_capacity, const std::uint8_t* src,
                                std::size_t src_size, int nthreads);
 
