@@ -11,6 +11,7 @@
 
 #include "callbacks.hpp"
 #include "error_stack.hpp"
+#include "forward.hpp"
 #include "h5sparse_vol.h"
 #include "object.hpp"
 #include "optional_ops.hpp"
@@ -45,6 +46,18 @@ hid_t dense_defined(Object* o, hid_t file_space, hid_t dxpl_id) {
   return get.args.get_space.space_id;  // selects all elements
 }
 
+/// Reads (Api = H5VLdataset_read) or writes (H5VLdataset_write) datasets of the connector
+/// below (`under`, all of `below`'s), calling its class callback directly where known.
+template <auto Api, typename Buffer>
+herr_t transfer_below(ConnectorBelow& below, size_t count, void* under[], hid_t mem_types[], hid_t mem_spaces[],
+                      hid_t file_spaces[], hid_t dxpl_id, Buffer bufs[], void** req) {
+  const herr_t rc = call_below<Api>(
+      below, [&](auto callback) { return callback(count, under, mem_types, mem_spaces, file_spaces, dxpl_id, bufs, req); },
+      [&] { return Api(count, under, below.id, mem_types, mem_spaces, file_spaces, dxpl_id, bufs, req); });
+  if (rc >= 0) wrap_request(req, below.id);
+  return rc;
+}
+
 }  // namespace
 
 void* dataset_create(void* obj, const H5VL_loc_params_t* loc_params, const char* name, hid_t lcpl_id, hid_t type_id,
@@ -70,6 +83,12 @@ void* dataset_open(void* obj, const H5VL_loc_params_t* loc_params, const char* n
 herr_t dataset_read(size_t count, void* dset[], hid_t mem_type_id[], hid_t mem_space_id[], hid_t file_space_id[],
                     hid_t dxpl_id, void* buf[], void** req) noexcept {
   return call_guarded<herr_t>(Origin::connector, "dataset_read", -1, [&]() -> herr_t {
+    Object* first = as_object(dset[0]);
+    if (count == 1 && !first->sparse) {  // the usual call, without building arrays
+      void* under = first->under;
+      return transfer_below<H5VLdataset_read>(*first->below, 1, &under, mem_type_id, mem_space_id, file_space_id, dxpl_id, buf,
+                                   req);
+    }
     // Sparse datasets are read by the connector where it can; the rest go below together.
     std::vector<std::size_t> forwarded;
     for (size_t i = 0; i < count; ++i) {
@@ -89,13 +108,9 @@ herr_t dataset_read(size_t count, void* dset[], hid_t mem_type_id[], hid_t mem_s
       file_spaces.push_back(file_space_id[i]);
       bufs.push_back(buf[i]);
     }
-    const hid_t under_vol_id = as_object(dset[0])->under_vol_id;
-    const herr_t rc = H5VLdataset_read(under.size(), under.data(), under_vol_id, mem_types.data(), mem_spaces.data(),
-                                       file_spaces.data(), dxpl_id, bufs.data(), req);
-    if (rc >= 0) {
-      wrap_request(req, under_vol_id);
-      return rc;
-    }
+    const herr_t rc = transfer_below<H5VLdataset_read>(*first->below, under.size(), under.data(), mem_types.data(),
+                                            mem_spaces.data(), file_spaces.data(), dxpl_id, bufs.data(), req);
+    if (rc >= 0) return rc;
     // The structured-chunk filter reported corruption without knowing where: find the chunk and
     // replace the stack with one record naming dataset, chunk and cause.
     for (std::size_t i : forwarded) {
@@ -115,6 +130,12 @@ herr_t dataset_read(size_t count, void* dset[], hid_t mem_type_id[], hid_t mem_s
 herr_t dataset_write(size_t count, void* dset[], hid_t mem_type_id[], hid_t mem_space_id[], hid_t file_space_id[],
                      hid_t dxpl_id, const void* buf[], void** req) noexcept {
   return call_guarded<herr_t>(Origin::connector, "dataset_write", -1, [&]() -> herr_t {
+    Object* first = as_object(dset[0]);
+    if (count == 1 && !first->sparse) {  // the usual call, without building arrays
+      void* under = first->under;
+      return transfer_below<H5VLdataset_write>(*first->below, 1, &under, mem_type_id, mem_space_id, file_space_id, dxpl_id, buf,
+                                  req);
+    }
     std::vector<void*> under;
     std::vector<hid_t> mem_types, mem_spaces, file_spaces;
     std::vector<const void*> bufs;
@@ -131,11 +152,8 @@ herr_t dataset_write(size_t count, void* dset[], hid_t mem_type_id[], hid_t mem_
       bufs.push_back(buf[i]);
     }
     if (under.empty()) return 0;
-    const hid_t under_vol_id = as_object(dset[0])->under_vol_id;
-    const herr_t rc = H5VLdataset_write(under.size(), under.data(), under_vol_id, mem_types.data(),
-                                        mem_spaces.data(), file_spaces.data(), dxpl_id, bufs.data(), req);
-    if (rc >= 0) wrap_request(req, under_vol_id);
-    return rc;
+    return transfer_below<H5VLdataset_write>(*first->below, under.size(), under.data(), mem_types.data(), mem_spaces.data(),
+                                file_spaces.data(), dxpl_id, bufs.data(), req);
   });
 }
 

@@ -11,7 +11,10 @@
  *   It also counts the application's own H5Fopen, H5Fcreate, H5Dread, H5Dwrite and H5Aread
  *   calls ("api_*"), each of which reaches the top connector exactly once, unless the caller
  *   chose another connector for it; failed H5Fopen calls are counted too ("api_fopen_fail",
- *   and "api_fopen_first_fail" when the very first one failed).
+ *   and "api_fopen_first_fail" when the very first one failed). And of the H5Dread, H5Dwrite
+ *   and H5Aread calls, those made on an object whose connector is h5sparse ("top_*"): HDF5
+ *   hands each of them to h5sparse's callback, also when h5sparse then calls the native
+ *   connector's class callbacks directly, without the wrappers above.
  *
  * H5SPARSE_FROZEN_TIME=<seconds since 1970>: gettimeofday() and time() return that instant,
  *   so the modification times HDF5 stores in object headers are the same in every run and
@@ -36,11 +39,12 @@
 
 enum { FILE_CREATE, FILE_OPEN, FILE_CLOSE, DATASET_OPEN, DATASET_READ, DATASET_WRITE, GROUP_OPEN,
        OBJECT_OPEN, ATTR_READ, ATTR_WRITE, API_FCREATE, API_FOPEN, API_DREAD, API_DWRITE, API_AREAD,
-       API_FOPEN_FAIL, API_FOPEN_FIRST_FAIL, N_COUNTERS };
+       API_FOPEN_FAIL, API_FOPEN_FIRST_FAIL, TOP_DREAD, TOP_DWRITE, TOP_AREAD, N_COUNTERS };
 static const char *const counter_names[N_COUNTERS] = {
     "file_create", "file_open", "file_close", "dataset_open", "dataset_read", "dataset_write",
     "group_open", "object_open", "attr_read", "attr_write",
-    "api_fcreate", "api_fopen", "api_dread", "api_dwrite", "api_aread", "api_fopen_fail", "api_fopen_first_fail"};
+    "api_fcreate", "api_fopen", "api_dread", "api_dwrite", "api_aread", "api_fopen_fail", "api_fopen_first_fail",
+    "top_dread", "top_dwrite", "top_aread"};
 static unsigned long counters[N_COUNTERS];
 
 /* dl_iterate_phdr callback: a handle on the HDF5 library (libhdf5*.so, not the _hl one). */
@@ -163,10 +167,33 @@ EXPORT hid_t H5Fopen(const char *filename, unsigned flags, hid_t fapl_id) {
   return id;
 }
 
+/* Whether the object's (top) connector is h5sparse; asked only when tracing. */
+static int on_h5sparse(hid_t obj_id) {
+  const char *trace = getenv("H5SPARSE_VOL_TRACE");
+  if (trace == NULL || *trace == '\0') return 0;
+  static __typeof__(H5VLget_connector_name) *get_name = NULL;
+  static __typeof__(H5Eget_auto2) *get_auto = NULL;
+  static __typeof__(H5Eset_auto2) *set_auto = NULL;
+  if (get_name == NULL) {
+    get_name = (__typeof__(H5VLget_connector_name) *)next("H5VLget_connector_name");
+    get_auto = (__typeof__(H5Eget_auto2) *)next("H5Eget_auto2");
+    set_auto = (__typeof__(H5Eset_auto2) *)next("H5Eset_auto2");
+  }
+  H5E_auto2_t saved_func = NULL;
+  void *saved_data = NULL;
+  get_auto(H5E_DEFAULT, &saved_func, &saved_data);
+  set_auto(H5E_DEFAULT, NULL, NULL);
+  char name[64] = "";
+  const int yes = get_name(obj_id, name, sizeof name) > 0 && strcmp(name, "h5sparse") == 0;
+  set_auto(H5E_DEFAULT, saved_func, saved_data);
+  return yes;
+}
+
 EXPORT herr_t H5Dread(hid_t dset_id, hid_t mem_type_id, hid_t mem_space_id, hid_t file_space_id, hid_t dxpl_id,
                       void *buf) {
   REAL(H5Dread);
   counters[API_DREAD]++;
+  counters[TOP_DREAD] += on_h5sparse(dset_id);
   return real(dset_id, mem_type_id, mem_space_id, file_space_id, dxpl_id, buf);
 }
 
@@ -174,12 +201,14 @@ EXPORT herr_t H5Dwrite(hid_t dset_id, hid_t mem_type_id, hid_t mem_space_id, hid
                        const void *buf) {
   REAL(H5Dwrite);
   counters[API_DWRITE]++;
+  counters[TOP_DWRITE] += on_h5sparse(dset_id);
   return real(dset_id, mem_type_id, mem_space_id, file_space_id, dxpl_id, buf);
 }
 
 EXPORT herr_t H5Aread(hid_t attr_id, hid_t type_id, void *buf) {
   REAL(H5Aread);
   counters[API_AREAD]++;
+  counters[TOP_AREAD] += on_h5sparse(attr_id);
   return real(attr_id, type_id, buf);
 }
 

@@ -15,17 +15,19 @@ Why identical output is not enough, and what proves the connector was used: if H
 up the connector named by HDF5_VOL_CONNECTOR it prints an error stack and then carries on with
 the native connector, and h5dump prints exactly the same dump with exit code 0 (see
 test_broken_connector_falls_back_to_native_unnoticed). So every tool run is traced by
-preload.c (LD_PRELOAD), which counts two kinds of calls: the tool's own H5Fopen, H5Fcreate,
+preload.c (LD_PRELOAD), which counts the tool's own H5Fopen, H5Fcreate,
 H5Dread, H5Dwrite and H5Aread, and the calls a passthrough connector makes into the connector
-below it (H5VLfile_open, H5VLdataset_read, ...). h5sparse calls the native connector's attribute,
-group, link, object and file open/create callbacks directly, without these wrappers: the connector runs of
+below it (H5VLfile_open, H5VLdataset_read, ...); and of the tool's H5Dread, H5Dwrite and
+H5Aread calls, those made on objects whose connector is h5sparse (HDF5 hands each of them to
+h5sparse). h5sparse calls the native connector's attribute, dataset read/write, group, link,
+object and file open/create callbacks directly, without the wrappers: the connector runs of
 odd-numbered files are therefore made with H5SPARSE_DIRECT_CALLS=0 (everything through the
-wrappers, so H5Aread is traced too), those of even-numbered files with direct calls, whose
-H5Dread and H5Dwrite are still traced, and the first H5Fopen (later file opens and creates call
-the native connector's callbacks directly too). HDF5 never makes the second kind itself and the
-tools do not either: their only caller in the process is libh5sparse_vol.so. In every connector
-run the two kinds must match one for one (every file the tool opened and every read it made went
-through h5sparse), the tool's own calls must be the same as natively, and native runs must show
+wrappers), those of even-numbered files with direct calls, where the wrappers trace only the
+first H5Fopen (later file opens and creates call the native connector's callbacks directly too).
+HDF5 never makes the wrapper calls itself and the tools do not either: their only caller in the
+process is libh5sparse_vol.so. In every connector run each read and write is made on an h5sparse
+object, the wrapper calls match the tool's calls one for one where traced (every file the tool
+opened and every read it made went through h5sparse), the tool's own calls must be the same as natively, and native runs must show
 no passthrough call. The broken-connector run shows none although its output is the same.
 """
 import concurrent.futures
@@ -51,6 +53,7 @@ TIMEOUT = 20
 SLOW = {"h5diff_dset1.h5", "h5diff_dset2.h5", "h5diff_dset3.h5", "h5diff_hyper1.h5", "h5diff_hyper2.h5",
         "h5repack_objs.h5", "tbigdims.h5", "tlayouto.h5", "tarray1_big.h5", "h5stat_newgrat.h5",
         "tlonglinks.h5", "h5fc_err_level.h5", "h5repack_early.h5", "h5repack_layouto.h5"}
+TOP_PAIRS = [("top_dread", "api_dread"), ("top_dwrite", "api_dwrite"), ("top_aread", "api_aread")]
 PAIRS = [("file_open", "api_fopen"), ("file_create", "api_fcreate"), ("dataset_read", "api_dread"),
          ("dataset_write", "api_dwrite"), ("attr_read", "api_aread")]
 
@@ -263,8 +266,13 @@ def test_connector_really_used(corpus, tool):
             # bypasses whatever HDF5_VOL_CONNECTOR names; the identical calls were made natively.
             fallback.append(path)
             continue
+        for top, api in TOP_PAIRS:
+            # every read and write was made on an object of h5sparse (so HDF5 handed it to h5sparse)
+            if conn[top] != conn[api]:
+                problems.append(f"{path}: {tool} made {conn[api]} {api[4:]} calls, {conn[top]} on h5sparse objects")
         for through, api in PAIRS:
-            if rec["direct_calls"] and through in ("attr_read", "file_create", "file_open"):
+            if rec["direct_calls"] and through in ("attr_read", "dataset_read", "dataset_write", "file_create",
+                                                    "file_open"):
                 # reached the native callbacks directly (see the module docstring): only the
                 # process's first file open, made before the native class is known, is traced
                 if through == "file_open" and conn[api] >= 1 and conn[through] < 1:
@@ -319,10 +327,11 @@ def test_broken_connector_falls_back_to_native_unnoticed(corpus):
     assert b"unable to set default VOL connector" in broken[2]
     assert broken[3]["api_fopen"] == 1 and broken[3]["api_dread"] > 0  # h5dump opened and read the file...
     assert broken[3]["file_open"] == 0 and broken[3]["dataset_read"] == 0  # ...but not through h5sparse
+    assert broken[3]["top_dread"] == 0
     # the same h5dump with a working connector string goes through h5sparse
     good = cs.run_tool(["h5dump", path], True, trace=os.path.join(corpus.root, "trace-good"))
     assert good[:3] == native[:3] and good[3]["file_open"] == 1
-    assert good[3]["dataset_read"] == good[3]["api_dread"] == broken[3]["api_dread"]
+    assert good[3]["top_dread"] == good[3]["api_dread"] == broken[3]["api_dread"]
     # the bare name stacks on the native connector too
     bare = cs.run_tool(["h5dump", path], "h5sparse", trace=os.path.join(corpus.root, "trace-bare"))
     assert bare[:3] == native[:3] and bare[3]["file_open"] == 1
