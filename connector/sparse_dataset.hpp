@@ -85,8 +85,9 @@ class SparseDataset {
   void write_stored(const std::vector<std::uint64_t>& origin, ByteView stored, hid_t dxpl,
                     std::size_t avoid_size = 0) const;
   /// The decoded view of a stored chunk with filter mask 0 (values borrowed from `stored`
-  /// when unfiltered); errors name the dataset and chunk.
-  ChunkView view_stored(const std::vector<std::uint64_t>& origin, const StoredChunk& stored) const;
+  /// when unfiltered, else decoded into `values_scratch`); errors name the dataset and chunk.
+  ChunkView view_stored(const std::vector<std::uint64_t>& origin, const StoredChunk& stored,
+                        std::array<Bytes, 2>& values_scratch) const;
   /// The structured chunk of what is stored at `origin` (null: nothing, an empty chunk).
   StructuredChunk decode_stored(const std::vector<std::uint64_t>& origin, const StoredChunk* stored) const;
   /// The selected memory elements in selection order, in the file datatype: `buf` itself when

@@ -53,32 +53,30 @@ std::size_t forward_one(const SectionFilter& f, const std::uint8_t* in, std::siz
   throw Error(ErrorCode::invalid_argument, "section filter " + std::to_string(f.id) + " is not supported");
 }
 
-Bytes reverse_one(const SectionFilter& f, const Bytes& in, std::size_t element_size, std::size_t final_size,
-                  bool last) {
-  Bytes out;
+// One filter backward from `in` into `out` (grown as needed, never shrunk: a buffer reused
+// between chunks is zeroed by its growth only, not per chunk); returns the bytes produced.
+std::size_t reverse_one(const SectionFilter& f, ByteView in, std::size_t element_size, std::size_t final_size,
+                        bool last, Bytes& out) {
   switch (f.id) {
     case kFilterShuffle:
-      out.resize(in.size());
-      unshuffle_bytes(out.data(), in.data(), in.size(), element_size);
-      return out;
+      unshuffle_bytes(room(out, in.size), in.data, in.size, element_size);
+      return in.size;
     case kFilterDeflate:
       if (last) {
-        out.resize(final_size);
-        deflate_decompress_exact(out.data(), out.size(), in.data(), in.size());
-        return out;
+        deflate_decompress_exact(room(out, final_size), final_size, in.data, in.size);
+        return final_size;
       }
-      return deflate_decompress(in.data(), in.size(), final_size, expansion_bound(final_size));
+      out = deflate_decompress(in.data, in.size, final_size, expansion_bound(final_size));
+      return out.size();
     case kFilterLzf: {
-      out.resize(last ? final_size : expansion_bound(final_size));
-      out.resize(lzf_decompress(out.data(), out.size(), in.data(), in.size()));
-      return out;
+      const std::size_t capacity = last ? final_size : expansion_bound(final_size);
+      return lzf_decompress(room(out, capacity), capacity, in.data, in.size);
     }
     case kFilterBlosc: {
-      const std::size_t size = blosc_decoded_size(in.data(), in.size());
+      const std::size_t size = blosc_decoded_size(in.data, in.size);
       H5SPARSE_FAIL_IF(size > expansion_bound(final_size), ErrorCode::corrupt_data, "blosc frame decodes too large");
-      out.resize(size);
-      blosc_decompress(out.data(), out.size(), in.data(), in.size(), blosc_threads_from_environment());
-      return out;
+      blosc_decompress(room(out, size), size, in.data, in.size, blosc_threads_from_environment());
+      return size;
     }
   }
   throw Error(ErrorCode::corrupt_data, "section filter " + std::to_string(f.id) + " is not supported");
@@ -152,19 +150,40 @@ Bytes apply_pipeline(const SectionPipeline& pipeline, Bytes data, std::size_t el
   return Bytes(out.data, out.data + out.size);
 }
 
-Bytes reverse_pipeline(const SectionPipeline& pipeline, Bytes data, std::uint32_t filter_mask,
-                       std::size_t element_size, std::size_t unfiltered_size) {
+ByteView reverse_pipeline_to(const SectionPipeline& pipeline, ByteView data, std::uint32_t filter_mask,
+                             std::size_t element_size, std::size_t unfiltered_size, std::array<Bytes, 2>& scratch) {
   H5SPARSE_FAIL_IF(pipeline.size() < 32 && (filter_mask >> pipeline.size()) != 0, ErrorCode::corrupt_data,
           "filter mask names filters the section pipeline does not have");
   std::size_t last_active = 0;  // the lowest unmasked index runs last on read
   while (last_active < pipeline.size() && (filter_mask >> last_active & 1)) ++last_active;
+  ByteView current = data;
+  std::size_t next = 0;  // the scratch buffer the next filter writes
   for (std::size_t i = pipeline.size(); i-- > 0;) {
     if (filter_mask >> i & 1) continue;
-    data = reverse_one(pipeline[i], data, element_size, unfiltered_size, i == last_active);
+    const std::size_t produced =
+        reverse_one(pipeline[i], current, element_size, unfiltered_size, i == last_active, scratch[next]);
+    current = ByteView{scratch[next].data(), produced};
+    next ^= 1;
   }
-  H5SPARSE_FAIL_IF(data.size() != unfiltered_size, ErrorCode::corrupt_data,
-          "section decodes to " + std::to_string(data.size()) + " bytes, expected " + std::to_string(unfiltered_size));
-  return data;
+  H5SPARSE_FAIL_IF(current.size != unfiltered_size, ErrorCode::corrupt_data,
+          "section decodes to " + std::to_string(current.size) + " bytes, expected " + std::to_string(unfiltered_size));
+  return current;
+}
+
+Bytes reverse_pipeline(const SectionPipeline& pipeline, ByteView data, std::uint32_t filter_mask,
+                       std::size_t element_size, std::size_t unfiltered_size) {
+  std::array<Bytes, 2> scratch;
+  return detach_result(reverse_pipeline_to(pipeline, data, filter_mask, element_size, unfiltered_size, scratch),
+                       scratch);
+}
+
+Bytes detach_result(ByteView result, std::array<Bytes, 2>& scratch) {
+  for (Bytes& b : scratch)
+    if (!b.empty() && b.data() == result.data) {  // handed over, not copied
+      b.resize(result.size);
+      return std::move(b);
+    }
+  return Bytes(result.data, result.data + result.size);
 }
 
 std::string describe_pipeline(const SectionPipeline& pipeline) {

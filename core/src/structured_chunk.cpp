@@ -355,20 +355,26 @@ ChunkHeader read_chunk_header(const std::uint8_t* data, std::size_t size, const 
   return header;
 }
 
-Bytes unfilter_section(std::size_t s, const std::uint8_t* stored, const SectionInfo& info, const ChunkLayout& layout) {
-  const SectionPipeline& pipeline = s == 0 ? layout.selection_pipeline : layout.values_pipeline;
+ByteView unfilter_section_to(std::size_t s, const std::uint8_t* stored, const SectionInfo& info,
+                             const ChunkLayout& layout, std::array<Bytes, 2>& scratch) {
+  const SectionPipeline& pipeline = pipeline_of(s, layout);
   if (pipeline.empty()) {  // stored bytes are the section
     if (info.filter_mask != 0 || info.stored_size != info.unfiltered_size)
       throw Error(ErrorCode::corrupt_data, std::string(kSectionNames[s]) +
                                                ": no section pipeline, yet filter mask or sizes say filtered");
-    return Bytes(stored, stored + info.stored_size);
+    return {stored, info.stored_size};
   }
   try {
-    return reverse_pipeline(pipeline, Bytes(stored, stored + info.stored_size), info.filter_mask,
-                            s == 0 ? 1 : layout.element_size, info.unfiltered_size);
+    return reverse_pipeline_to(pipeline, {stored, info.stored_size}, info.filter_mask,
+                               s == 0 ? 1 : layout.element_size, info.unfiltered_size, scratch);
   } catch (const Error& e) {
     throw Error(ErrorCode::corrupt_data, std::string(kSectionNames[s]) + ": " + e.what());
   }
+}
+
+Bytes unfilter_section(std::size_t s, const std::uint8_t* stored, const SectionInfo& info, const ChunkLayout& layout) {
+  std::array<Bytes, 2> scratch;
+  return detach_result(unfilter_section_to(s, stored, info, layout, scratch), scratch);
 }
 
 StructuredChunk chunk_from_sections(Bytes selection, Bytes values, const ChunkLayout& layout) {
@@ -386,7 +392,8 @@ StructuredChunk chunk_from_sections(Bytes selection, Bytes values, const ChunkLa
   return chunk;
 }
 
-ChunkView decode_chunk_view(const std::uint8_t* data, std::size_t size, const ChunkLayout& layout) {
+ChunkView decode_chunk_view(const std::uint8_t* data, std::size_t size, const ChunkLayout& layout,
+                            std::array<Bytes, 2>* values_scratch) {
   const ChunkHeader header = read_chunk_header(data, size, layout);
   // Each section: its bytes, borrowed from `data` when its pipeline is empty (stored =
   // unfiltered), else decoded into `owned`.
@@ -408,10 +415,13 @@ ChunkView decode_chunk_view(const std::uint8_t* data, std::size_t size, const Ch
         throw Error(ErrorCode::corrupt_data, std::string(kSectionNames[s]) + " checksum mismatch");
       bytes[s] = p;
     } else {
-      owned[s] = unfilter_section(s, p, info, layout);
-      if (!unfiltered_checksum_matches(header, info, xxh3_64(owned[s].data(), owned[s].size())))
+      std::array<Bytes, 2> scratch;  // section 1 with values_scratch: the caller's buffers
+      const ByteView section =
+          unfilter_section_to(s, p, info, layout, s == 1 && values_scratch ? *values_scratch : scratch);
+      if (!unfiltered_checksum_matches(header, info, xxh3_64(section.data, section.size)))
         throw Error(ErrorCode::corrupt_data, std::string(kSectionNames[s]) + " checksum mismatch");
-      bytes[s] = owned[s].data();
+      if (s == 0 || !values_scratch) owned[s] = detach_result(section, scratch);
+      bytes[s] = owned[s].empty() ? section.data : owned[s].data();
     }
     p += info.stored_size;
   }

@@ -45,8 +45,17 @@ ByteView apply_pipeline_to(const SectionPipeline& pipeline, const std::uint8_t* 
 
 /// Runs the pipeline backward, skipping filters whose mask bit is set; the result must be
 /// exactly `unfiltered_size` bytes (else corrupt_data).
-Bytes reverse_pipeline(const SectionPipeline& pipeline, Bytes data, std::uint32_t filter_mask,
+Bytes reverse_pipeline(const SectionPipeline& pipeline, ByteView data, std::uint32_t filter_mask,
                        std::size_t element_size, std::size_t unfiltered_size);
+
+/// reverse_pipeline into reused buffers (as apply_pipeline_to): the result is `data` itself
+/// when every filter was skipped, else the front of one of `scratch`'s buffers.
+ByteView reverse_pipeline_to(const SectionPipeline& pipeline, ByteView data, std::uint32_t filter_mask,
+                             std::size_t element_size, std::size_t unfiltered_size, std::array<Bytes, 2>& scratch);
+
+/// The bytes of a *_pipeline_to result as a vector of their own: the scratch buffer holding
+/// them is handed over, other bytes (the input itself) are copied.
+Bytes detach_result(ByteView result, std::array<Bytes, 2>& scratch);
 
 /// Human-readable form, e.g. "shuffle, blosc(zstd, 5, bitshuffle)".
 std::string describe_pipeline(const SectionPipeline& pipeline);

@@ -95,8 +95,11 @@ struct ChunkView {
 
 /// decode_chunk with the same checks, without copying an unfiltered section: `values` then
 /// points into `data`, which must outlive the view (reads scatter straight from the stored
-/// bytes).
-ChunkView decode_chunk_view(const std::uint8_t* data, std::size_t size, const ChunkLayout& layout);
+/// bytes). With `values_scratch`, a filtered values section is decoded into those buffers
+/// (reused from chunk to chunk: no allocation and zeroing per chunk), which must outlive the
+/// view and not be reused meanwhile.
+ChunkView decode_chunk_view(const std::uint8_t* data, std::size_t size, const ChunkLayout& layout,
+                            std::array<Bytes, 2>* values_scratch = nullptr);
 
 /// The stored chunk (format version 2) of `header` (sizes, masks, checksums and padding as
 /// given) with the stored bytes of section 0 and 1; the header checksum is computed. A
@@ -110,6 +113,10 @@ void serialize_chunk_into(const ChunkHeader& header, const std::array<const std:
 /// Section `s` (0 or 1) back through its pipeline, honouring `info`'s filter mask: exactly
 /// `info.unfiltered_size` bytes, or Error(corrupt_data) naming the section. No checksums.
 Bytes unfilter_section(std::size_t s, const std::uint8_t* stored, const SectionInfo& info, const ChunkLayout& layout);
+/// unfilter_section into reused buffers (reverse_pipeline_to): the stored bytes themselves
+/// for an empty pipeline.
+ByteView unfilter_section_to(std::size_t s, const std::uint8_t* stored, const SectionInfo& info,
+                             const ChunkLayout& layout, std::array<Bytes, 2>& scratch);
 
 /// The chunk two unfiltered sections describe: the selection must decode for the layout's
 /// dimensions and the values hold one element per defined element (else corrupt_data).
