@@ -69,6 +69,10 @@ void scatter_pieces(const std::uint64_t* words, const std::uint8_t* values, cons
     if constexpr (Stream) stream_copy(at, from, bytes);
     else std::memcpy(at, from, bytes);
   };
+  // Streaming: a word's worth of fill values, copied whole (a constant-size copy, inlined)
+  // into the local buffer where a mixed word is assembled.
+  alignas(16) std::uint8_t fill_word[Stream ? 64 * (W ? W : 1) : 1];
+  if constexpr (Stream) fill_elements(fill_word, 64, fill, width);
   // The bits of [i, min(end, word end)) of the bitmap, shifted down, and their count.
   auto bits_at = [&](std::uint64_t i, std::uint64_t end, unsigned* span) {
     const std::uint64_t stop = std::min(end, ((i >> 6) + 1) << 6);
@@ -104,7 +108,7 @@ void scatter_pieces(const std::uint64_t* words, const std::uint8_t* values, cons
       }
       if constexpr (Stream) {
         alignas(16) std::uint8_t word[64 * (W ? W : 1)];
-        fill_elements(word, span, fill, width);
+        std::memcpy(word, fill_word, sizeof word);
         while (w) {
           std::memcpy(word + std::size_t(__builtin_ctzll(w)) * width, v, width);
           v += width;
