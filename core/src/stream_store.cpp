@@ -23,8 +23,10 @@ void stream_copy(std::uint8_t* dest, const std::uint8_t* source, std::size_t byt
     std::memcpy(dest, source, bytes);
     return;
   }
+  // Head and tail copies only when there are any: a mixed word of a read (256 bytes, usually
+  // aligned) would otherwise pay two empty memcpy calls.
   const std::size_t head = (16 - (reinterpret_cast<std::uintptr_t>(dest) & 15)) & 15;
-  std::memcpy(dest, source, head);
+  if (head) std::memcpy(dest, source, head);
   dest += head;
   source += head;
   bytes -= head;
@@ -42,7 +44,7 @@ void stream_copy(std::uint8_t* dest, const std::uint8_t* source, std::size_t byt
   for (; i + 16 <= bytes; i += 16)
     _mm_stream_si128(reinterpret_cast<__m128i*>(dest + i),
                      _mm_loadu_si128(reinterpret_cast<const __m128i*>(source + i)));
-  std::memcpy(dest + i, source + i, bytes - i);
+  if (i < bytes) std::memcpy(dest + i, source + i, bytes - i);
 }
 
 void stream_fill(std::uint8_t* dest, std::uint64_t count, const std::uint8_t* fill, std::size_t element_size) noexcept {
@@ -58,7 +60,7 @@ void stream_fill(std::uint8_t* dest, std::uint64_t count, const std::uint8_t* fi
   alignas(16) std::uint8_t pattern[16];
   for (std::size_t j = 0; j < 16; ++j) pattern[j] = fill ? fill[(head + j) & phase_mask] : 0;
   const __m128i p = _mm_load_si128(reinterpret_cast<const __m128i*>(pattern));
-  std::memcpy(dest, pattern + 16 - head, head);  // bytes [0, head) have the phase of pattern[16 - head]
+  if (head) std::memcpy(dest, pattern + 16 - head, head);  // bytes [0, head): the phase of pattern[16 - head]
   std::uint8_t* at = dest + head;
   std::uint8_t* const stop = dest + bytes;
   for (; at + 64 <= stop; at += 64) {
@@ -68,7 +70,7 @@ void stream_fill(std::uint8_t* dest, std::uint64_t count, const std::uint8_t* fi
     _mm_stream_si128(reinterpret_cast<__m128i*>(at + 48), p);
   }
   for (; at + 16 <= stop; at += 16) _mm_stream_si128(reinterpret_cast<__m128i*>(at), p);
-  std::memcpy(at, pattern, std::size_t(stop - at));  // the tail starts in the pattern's phase
+  if (at < stop) std::memcpy(at, pattern, std::size_t(stop - at));  // the tail starts in the pattern's phase
 }
 
 void stream_fence() noexcept { _mm_sfence(); }
