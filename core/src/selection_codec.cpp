@@ -343,16 +343,21 @@ Bytes encode_selection(const ChunkSelection& s, const std::vector<std::uint64_t>
   if (defined == 0) return Bytes{std::uint8_t(SelectionEncoding::empty)};
   if (defined == n) return Bytes{std::uint8_t(SelectionEncoding::all)};
   // Candidates in tag order, a later one must be strictly smaller. The bitmap's size is known
-  // without building it. The Rice-coded offsets are built first when their lower bound beats
-  // the bitmap (one pass; they usually win when they may), so that the others (lower tags, a
-  // tie is theirs) need only beat them. Each other candidate is tried only when its lower
-  // bound (tag + count + a byte per offset, two per long gap or per run) is below the limit, and abandoned as
-  // soon as it grows to it: no losing encoding is built in full.
+  // without building it. Each candidate is tried only when its lower bound (tag + count + a
+  // byte per offset, two per long gap or per run; Rice: the best parameter's bits for the
+  // gaps' sum) is below the limit, and abandoned as soon as it grows to it: no losing encoding
+  // is built in full. The Rice-coded offsets (tag 6) are built first when their bound beats
+  // the bitmap's size and the runs' bound (scattered selections, where they usually win), so
+  // that the others need only beat them; else last (contiguous stretches, where the runs or a
+  // block win and Rice, one bit per element at least, rarely needs building at all).
   const std::size_t bitmap_size = std::size_t(1 + (n + 7) / 8);
+  const std::uint64_t runs = count_runs(s);
+  const std::uint64_t runs_bound = 1 + varint_size(runs) + 2 * runs;
+  const std::uint64_t rice_bound = 2 + varint_size(defined) + (least_rice_bits(s, defined) + 7) / 8;
+  const bool rice_first = rice_bound < bitmap_size && rice_bound <= runs_bound;
   Bytes rice;
   std::uint64_t long_gaps = 0;  // known once the Rice encoding is built: tag 3's bound tightens
-  if (2 + varint_size(defined) + (least_rice_bits(s, defined) + 7) / 8 < bitmap_size)
-    rice = encode_rice_offsets(s, defined, long_gaps);
+  if (rice_first) rice = encode_rice_offsets(s, defined, long_gaps);
   std::size_t limit = rice.empty() ? bitmap_size : std::min(bitmap_size, rice.size() + 1);
   Bytes best;  // empty: the bitmap or the Rice encoding wins
   const auto consider = [&](Bytes candidate) {
@@ -362,8 +367,7 @@ Bytes encode_selection(const ChunkSelection& s, const std::vector<std::uint64_t>
     }
   };
   if (1 + varint_size(defined) + defined + long_gaps < limit) consider(encode_offsets(s, defined, limit));
-  const std::uint64_t runs = count_runs(s);
-  if (1 + varint_size(runs) + 2 * runs < limit) consider(encode_runs(s, runs, limit));
+  if (runs_bound < limit) consider(encode_runs(s, runs, limit));
   std::uint64_t rows = 1;  // a single block has at most one run per row of the chunk
   for (std::size_t d = 0; d + 1 < dims.size(); ++d) rows *= dims[d];
   if (runs <= rows && may_be_single_block(s, defined, dims)) {
@@ -373,8 +377,12 @@ Bytes encode_selection(const ChunkSelection& s, const std::vector<std::uint64_t>
       if (candidate.size() < limit) consider(std::move(candidate));
     }
   }
+  if (!rice_first && rice_bound < limit) {
+    rice = encode_rice_offsets(s, defined, long_gaps);
+    if (rice.size() < limit) return rice;
+  }
   if (!best.empty()) return best;
-  return !rice.empty() && rice.size() < bitmap_size ? rice : encode_bitmap(s);
+  return rice_first && rice.size() < bitmap_size ? rice : encode_bitmap(s);
 }
 
 ChunkSelection decode_selection(const std::uint8_t* data, std::size_t size,
