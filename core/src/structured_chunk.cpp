@@ -28,9 +28,6 @@ constexpr const char* kSectionNames[2] = {"section 0 (selection)", "section 1 (v
 void put_u32(std::uint8_t* p, std::uint32_t v) {
   for (int i = 0; i < 4; ++i) p[i] = std::uint8_t(v >> (8 * i));
 }
-void put_u64(std::uint8_t* p, std::uint64_t v) {
-  for (int i = 0; i < 8; ++i) p[i] = std::uint8_t(v >> (8 * i));
-}
 std::uint32_t get_u32(const std::uint8_t* p) {
   std::uint32_t v = 0;
   for (int i = 0; i < 4; ++i) v |= std::uint32_t(p[i]) << (8 * i);
