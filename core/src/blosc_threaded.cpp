@@ -61,7 +61,7 @@ bool blosc_decompress_threaded(std::uint8_t* dst, std::size_t dst_capacity, cons
   // Anything unusual goes to c-blosc's serial decoder, which checks it again and decides.
   if (src[0] != BLOSC_VERSION_FORMAT || (flags & (kCopied | kReservedFlag)) != 0 || typesize == 0) return false;
   if (cbytes != std::int64_t(src_size) || nbytes <= 0 || std::size_t(nbytes) > dst_capacity) return false;
-  if (blocksize <= 0 || blocksize > nbytes || blocksize > BLOSC_MAX_BLOCKSIZE) return false;
+  if (blocksize <= 0 || blocksize > nbytes || blocksize > std::int64_t(BLOSC_MAX_BLOCKSIZE)) return false;
   const std::size_t nblocks = std::size_t((nbytes + blocksize - 1) / blocksize);
   if (kHeader + 4 * nblocks >= std::size_t(cbytes)) return false;
   const int parts = parts_for(nthreads, nblocks, std::size_t(nbytes));
