@@ -9,16 +9,14 @@
 #include "h5sparse/bits.hpp"
 #include "h5sparse/error.hpp"
 #include "h5sparse/rice_offsets.hpp"
+#include "h5sparse/varint.hpp"
 
 namespace h5sparse {
 namespace {
 
 void put_varint(Bytes& out, std::uint64_t v) {
-  while (v >= 0x80) {
-    out.push_back(std::uint8_t(v | 0x80));
-    v >>= 7;
-  }
-  out.push_back(std::uint8_t(v));
+  std::uint8_t bytes[10];
+  out.insert(out.end(), bytes, write_varint(bytes, v));
 }
 
 // Reads LEB128 varints with bounds and overflow checks. One-byte varints (gaps below 128, the
@@ -58,11 +56,7 @@ class BoundedWriter {
   explicit BoundedWriter(std::size_t limit) : out_(limit + 10), limit_(limit) {}
   void put(std::uint64_t v) {
     if (size_ >= limit_) return;  // lost already: stop writing, keep `full()`
-    while (v >= 0x80) {
-      out_[size_++] = std::uint8_t(v | 0x80);
-      v >>= 7;
-    }
-    out_[size_++] = std::uint8_t(v);
+    size_ = std::size_t(write_varint(out_.data() + size_, v) - out_.data());
   }
   void put_byte(std::uint8_t b) {
     if (size_ < limit_) out_[size_++] = b;
@@ -79,15 +73,6 @@ class BoundedWriter {
   std::size_t size_ = 0;
   std::size_t limit_;
 };
-
-std::size_t varint_size(std::uint64_t v) {
-  std::size_t n = 1;
-  while (v >= 0x80) {
-    v >>= 7;
-    ++n;
-  }
-  return n;
-}
 
 std::uint64_t element_count_of(const std::vector<std::uint64_t>& dims) {
   H5SPARSE_FAIL_IF(dims.empty() || dims.size() > 32, ErrorCode::invalid_argument, "chunk rank must be 1-32");

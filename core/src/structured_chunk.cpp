@@ -11,6 +11,7 @@
 
 #include "h5sparse/checksum.hpp"
 #include "h5sparse/error.hpp"
+#include "h5sparse/varint.hpp"
 
 namespace h5sparse {
 namespace {
@@ -54,13 +55,7 @@ bool unfiltered_checksum_matches(const ChunkHeader& header, const SectionInfo& i
   return header.version == 1 ? hash == info.checksum : std::uint32_t(hash) == info.checksum;
 }
 
-void put_varint(std::uint8_t*& p, std::uint32_t v) {
-  while (v >= 0x80) {
-    *p++ = std::uint8_t(v | 0x80);
-    v >>= 7;
-  }
-  *p++ = std::uint8_t(v);
-}
+void put_varint(std::uint8_t*& p, std::uint32_t v) { p = write_varint(p, v); }
 
 std::uint32_t checked_u32(std::size_t size, const char* what) {
   H5SPARSE_FAIL_IF(size > 0xFFFFFFFFu, ErrorCode::unsupported, std::string(what) + " exceeds 4 GiB");
