@@ -49,6 +49,11 @@ std::size_t automatic_base(BloscCompressor c, int clevel) {
 
 }  // namespace
 
+bool blosc_block_splits(BloscCompressor compressor, std::size_t typesize, std::size_t blocksize,
+                        BloscSplitMode mode) {
+  return splits(compressor, typesize, blocksize, mode);
+}
+
 std::size_t blosc_frame_block_size(BloscCompressor compressor, int clevel, std::size_t typesize,
                                    std::size_t nbytes, std::size_t forced, BloscSplitMode mode) {
   if (typesize == 0 || typesize > BLOSC_MAX_TYPESIZE) typesize = 1;

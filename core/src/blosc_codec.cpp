@@ -2,7 +2,8 @@
 // thread). Several threads share a frame's blocks through the core's worker pool
 // (blosc_threaded.hpp): c-blosc's context API would start and join its threads on every call,
 // which costs more than compressing a 1 MiB chunk, and its pooled global API is state shared
-// with every other c-blosc user in the process. With several threads the chunk is cut into at
+// with every other c-blosc user in the process. zstd, zlib and lz4hc frames are written by our
+// own encoder with per-thread codec contexts (blosc_block_encoder.hpp). With several threads the chunk is cut into at
 // least two blocks per thread (blosc_blocks.hpp); one thread keeps c-blosc's automatic blocks,
 // so its frames are the peer's byte for byte.
 #include <blosc.h>
@@ -11,6 +12,7 @@
 #include <optional>
 #include <string>
 
+#include "h5sparse/blosc_block_encoder.hpp"
 #include "h5sparse/blosc_blocks.hpp"
 #include "h5sparse/blosc_threaded.hpp"
 #include "h5sparse/codecs.hpp"
@@ -48,24 +50,22 @@ std::size_t blosc_compress(std::uint8_t* dst, std::size_t dst_capacity, const st
               "' is not available in this c-blosc build (available: " + blosc_list_compressors() + ")");
   // Blosc's own typesize limit; larger types are compressed as bytes, as hdf5-blosc does.
   const std::size_t typesize = params.typesize == 0 || params.typesize > BLOSC_MAX_TYPESIZE ? 1 : params.typesize;
+  BloscParams single = params;
+  single.typesize = typesize;
   int rc = 0;
   if (params.nthreads <= 1) {
-    rc = blosc_compress_ctx(params.clevel, int(params.shuffle), typesize, src_size, src, dst, dst_capacity,
-                            blosc_compressor_name(params.compressor), 0, 1);
+    rc = blosc_compress_frame(dst, dst_capacity, src, src_size, single, 0);
   } else {
     // c-blosc's context calls use its process-wide split mode, FORWARD_COMPAT unless someone
     // changed it; if someone did, the parts come out other than predicted and we go serial.
     const BloscSplitMode mode = BloscSplitMode::forward_compat;
     const std::size_t forced =
         blosc_block_size_for_threads(params.compressor, params.clevel, typesize, src_size, params.nthreads, mode);
-    BloscParams shared = params;
-    shared.typesize = typesize;
     const std::optional<std::size_t> joined = blosc_compress_threaded(
-        dst, dst_capacity, src, src_size, shared,
+        dst, dst_capacity, src, src_size, single,
         forced, blosc_frame_block_size(params.compressor, params.clevel, typesize, src_size, forced, mode));
     if (joined) return *joined;
-    rc = blosc_compress_ctx(params.clevel, int(params.shuffle), typesize, src_size, src, dst, dst_capacity,
-                            blosc_compressor_name(params.compressor), forced, 1);
+    rc = blosc_compress_frame(dst, dst_capacity, src, src_size, single, forced);
   }
   H5SPARSE_FAIL_IF(rc < 0, ErrorCode::codec_failure, "blosc: compression failed, code " + std::to_string(rc));
   return std::size_t(rc);

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "h5sparse/blosc_block_encoder.hpp"
 #include "h5sparse/error.hpp"
 #include "h5sparse/worker_pool.hpp"
 
@@ -154,13 +155,11 @@ std::optional<std::size_t> blosc_compress_threaded(std::uint8_t* dst, std::size_
     if (scratch[t].size() < need) scratch[t].resize(need);
   }
 
-  const char* compname = blosc_compressor_name(params.compressor);
   std::array<int, kMaxParts> sizes{};
   auto compress = [&](int t) {
     std::uint8_t* out = t == 0 ? dst + shift : scratch[t].data();
     const std::size_t capacity = t == 0 ? dst_capacity - shift : scratch[t].size();
-    sizes[t] = blosc_compress_ctx(params.clevel, int(params.shuffle), params.typesize, begin[t + 1] - begin[t],
-                                  src + begin[t], out, capacity, compname, forced, 1);
+    sizes[t] = blosc_compress_frame(out, capacity, src + begin[t], begin[t + 1] - begin[t], params, forced);
   };
   run_shared(parts, compress);
 

@@ -16,6 +16,11 @@ namespace h5sparse {
 /// c-blosc 1.x split modes (BLOSC_SPLITMODE / blosc_set_splitmode; FORWARD_COMPAT is its default).
 enum class BloscSplitMode { always, never, automatic, forward_compat };
 
+/// Whether c-blosc 1.21 splits blocks of `blocksize` bytes into one stream per byte of the type
+/// (its split_block(); a frame's header flag 0x10 says "not split").
+bool blosc_block_splits(BloscCompressor compressor, std::size_t typesize, std::size_t blocksize,
+                        BloscSplitMode mode);
+
 /// The block size c-blosc 1.21 puts into the header of a frame of `nbytes` bytes;
 /// `forced` = 0 means its automatic choice.
 std::size_t blosc_frame_block_size(BloscCompressor compressor, int clevel, std::size_t typesize,

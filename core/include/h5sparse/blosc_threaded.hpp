@@ -5,7 +5,7 @@
 // compressed on its own. Decoding: each thread decodes a run of whole blocks straight into its
 // part of the output, as a sub-frame of its own (blocks stored in order) or through
 // blosc_getitem (blocks out of order); both keep their state on the stack. Encoding: each thread
-// compresses a run of whole blocks as a frame of its own (blosc_compress_ctx, the same forced
+// compresses a run of whole blocks as a frame of its own (blosc_compress_frame, the same forced
 // block size); the frames are then joined into one: one header, one offset table, the blocks
 // in order. Blocks are compressed independently, so the joined frame holds the bytes c-blosc
 // writes for the whole buffer with that block size (unit tests compare them).
