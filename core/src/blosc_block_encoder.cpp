@@ -1,10 +1,11 @@
 // c-blosc 1.21's compressor (blosc/blosc.c: blosc_compress_ctx, write_compression_header,
-// serial_blosc, blosc_c and the zstd/zlib/lz4hc wrappers) with codec contexts that live as
+// serial_blosc, blosc_c and the zstd/zlib/lz4/lz4hc wrappers) with codec contexts that live as
 // long as the thread; see blosc_block_encoder.hpp for why. The frame layout is documented in
 // blosc_threaded.cpp.
 #include "h5sparse/blosc_block_encoder.hpp"
 
 #include <blosc.h>
+#include <lz4.h>
 #include <lz4hc.h>
 #include <zlib.h>
 #include <zstd.h>
@@ -68,6 +69,15 @@ class ThreadCodecs {
     return deflate(&zlib_, Z_FINISH) == Z_STREAM_END ? int(zlib_.total_out) : 0;
   }
 
+  int lz4(std::uint8_t* dst, std::size_t capacity, const std::uint8_t* src, std::size_t size, int clevel) {
+    if (!lz4_) lz4_.reset(new (std::nothrow) LZ4_stream_t);
+    if (!lz4_) return 0;
+    // lz4_wrap_compress with get_accel()'s acceleration; LZ4_compress_fast initialises its
+    // state the same way.
+    return LZ4_compress_fast_extState(lz4_.get(), reinterpret_cast<const char*>(src), reinterpret_cast<char*>(dst),
+                                      int(size), int(capacity), 10 - clevel);
+  }
+
   int lz4hc(std::uint8_t* dst, std::size_t capacity, const std::uint8_t* src, std::size_t size, int clevel) {
     if (!lz4hc_) lz4hc_.reset(new (std::nothrow) LZ4_streamHC_t);
     if (!lz4hc_) return 0;
@@ -84,6 +94,7 @@ class ThreadCodecs {
   ZSTD_CCtx* zstd_ = nullptr;
   z_stream zlib_{};
   int zlib_level_ = -1;
+  std::unique_ptr<LZ4_stream_t> lz4_;
   std::unique_ptr<LZ4_streamHC_t> lz4hc_;
   std::vector<std::uint8_t> scratch_;
 };
@@ -140,6 +151,7 @@ int encode_block(ThreadCodecs& codecs, const FrameShape& shape, const std::uint8
     switch (shape.compressor) {
       case BloscCompressor::zstd: cbytes = codecs.zstd(out, std::size_t(maxout), stream, neblock, shape.clevel); break;
       case BloscCompressor::zlib: cbytes = codecs.zlib(out, std::size_t(maxout), stream, neblock, shape.clevel); break;
+      case BloscCompressor::lz4: cbytes = codecs.lz4(out, std::size_t(maxout), stream, neblock, shape.clevel); break;
       case BloscCompressor::lz4hc: cbytes = codecs.lz4hc(out, std::size_t(maxout), stream, neblock, shape.clevel); break;
       default: return kErrorCodec;
     }
@@ -183,6 +195,7 @@ std::uint8_t format_of(BloscCompressor compressor) {
   switch (compressor) {
     case BloscCompressor::zstd: return BLOSC_ZSTD_FORMAT;
     case BloscCompressor::zlib: return BLOSC_ZLIB_FORMAT;
+    case BloscCompressor::lz4: return BLOSC_LZ4_FORMAT;
     default: return BLOSC_LZ4HC_FORMAT;
   }
 }
@@ -191,6 +204,7 @@ std::uint8_t format_version_of(BloscCompressor compressor) {
   switch (compressor) {
     case BloscCompressor::zstd: return BLOSC_ZSTD_VERSION_FORMAT;
     case BloscCompressor::zlib: return BLOSC_ZLIB_VERSION_FORMAT;
+    case BloscCompressor::lz4: return BLOSC_LZ4_VERSION_FORMAT;
     default: return BLOSC_LZ4HC_VERSION_FORMAT;
   }
 }
@@ -199,7 +213,7 @@ std::uint8_t format_version_of(BloscCompressor compressor) {
 
 bool blosc_encoder_handles(BloscCompressor compressor) noexcept {
   return compressor == BloscCompressor::zstd || compressor == BloscCompressor::zlib ||
-         compressor == BloscCompressor::lz4hc;
+         compressor == BloscCompressor::lz4hc || compressor == BloscCompressor::lz4;
 }
 
 int blosc_encode_frame(std::uint8_t* dst, std::size_t dst_capacity, const std::uint8_t* src, std::size_t src_size,

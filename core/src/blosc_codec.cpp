@@ -2,10 +2,11 @@
 // thread). Several threads share a frame's blocks through the core's worker pool
 // (blosc_threaded.hpp): c-blosc's context API would start and join its threads on every call,
 // which costs more than compressing a 1 MiB chunk, and its pooled global API is state shared
-// with every other c-blosc user in the process. zstd, zlib and lz4hc frames are written by our
-// own encoder with per-thread codec contexts (blosc_block_encoder.hpp). With several threads the chunk is cut into at
-// least two blocks per thread (blosc_blocks.hpp); one thread keeps c-blosc's automatic blocks,
-// so its frames are the peer's byte for byte.
+// with every other c-blosc user in the process. zstd, zlib, lz4hc and lz4 frames are written
+// by our own encoder with per-thread codec state (blosc_block_encoder.hpp), the same bytes.
+// With several threads the chunk is cut into at least two blocks per thread
+// (blosc_blocks.hpp); one thread keeps c-blosc's automatic blocks, so its frames are the
+// peer's byte for byte.
 #include <blosc.h>
 
 #include <cstdlib>

@@ -1,14 +1,16 @@
-// Blosc 1.x frames for zstd, zlib and lz4hc with codec contexts kept per thread.
+// Blosc 1.x frames for zstd, zlib, lz4hc and lz4 with codec state kept per thread.
 //
 // c-blosc 1.21 compresses every block (every per-byte stream of a split block) through a
 // one-shot codec call: ZSTD_compress builds and frees a ZSTD_CCtx whose tables it then zeroes
 // (MiBs at blosc clevel 5+, page faults on every call), compress2 runs deflateInit/deflateEnd,
-// LZ4_compress_HC allocates its 256 KiB state. This encoder writes the same frames byte for
-// byte (c-blosc's header, flags, offset table, split rule, "stored raw when it does not pay"
-// rule and whole-frame copy fallback, under its default split mode FORWARD_COMPAT) with one
-// ZSTD_CCtx, one z_stream (deflateReset) and one LZ4HC state per thread, and a per-thread
-// shuffle buffer. Unit tests compare its frames with blosc_compress_ctx's. Decoding stays
-// with c-blosc: its per-block decoder contexts cost next to nothing (docs/DESIGN.md).
+// LZ4_compress_HC allocates its 256 KiB state; and blosc_compress_ctx allocates its shuffle
+// buffers (twice the block size) on every call, page faults again. This encoder writes the
+// same frames byte for byte (c-blosc's header, flags, offset table, split rule, "stored raw
+// when it does not pay" rule and whole-frame copy fallback, under its default split mode
+// FORWARD_COMPAT) with one ZSTD_CCtx, one z_stream (deflateReset), one LZ4/LZ4HC state and one
+// shuffle buffer per thread. Unit tests compare its frames with blosc_compress_ctx's.
+// blosclz stays with c-blosc (its codec is not exported), and so does decoding: its
+// per-block decoder contexts cost next to nothing (docs/DESIGN.md).
 #pragma once
 
 #include <cstddef>
@@ -18,7 +20,7 @@
 
 namespace h5sparse {
 
-/// True for the compressors this encoder writes itself (zstd, zlib, lz4hc).
+/// True for the compressors this encoder writes itself (zstd, zlib, lz4hc, lz4).
 bool blosc_encoder_handles(BloscCompressor compressor) noexcept;
 
 /// Writes what blosc_compress_ctx(params.clevel, params.shuffle, params.typesize, src_size,
