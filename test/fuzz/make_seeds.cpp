@@ -79,5 +79,13 @@ int main(int argc, char** argv) {
   packed.assign(data.size() + 64, 0);
   packed.resize(deflate_compress(packed.data(), packed.size(), data.data(), data.size(), 6));
   put(root / "codecs", "deflate", 2, packed);
+  // Our Blosc encoder against c-blosc's (fuzz_blosc_encoder): parameter bytes, then the data.
+  for (std::uint8_t codec = 0; codec < 12; ++codec) {  // compressor x shuffle
+    const Bytes params = {codec, std::uint8_t(1 + codec % 9), std::uint8_t(codec % 3 == 0 ? 4 : 8),
+                          std::uint8_t(codec % 4 == 0 ? 3 : 0), std::uint8_t(codec % 5 == 0 ? 200 : 0), codec};
+    Bytes body(params.begin() + 1, params.end());
+    body.insert(body.end(), data.begin(), data.end());
+    put(root / "blosc_encoder", "c" + std::to_string(codec), params[0], body);
+  }
   return 0;
 }
