@@ -85,8 +85,13 @@ class ThreadCodecs {
                                       int(size), int(capacity), clevel);
   }
 
-  std::uint8_t* scratch(std::size_t size) {
-    if (scratch_.size() < size) scratch_.resize(size);
+  // nullptr when out of memory: this runs on pool workers, where nothing may throw.
+  std::uint8_t* scratch(std::size_t size) noexcept {
+    try {
+      if (scratch_.size() < size) scratch_.resize(size);
+    } catch (const std::bad_alloc&) {
+      return nullptr;
+    }
     return scratch_.data();
   }
 
@@ -122,11 +127,13 @@ int encode_block(ThreadCodecs& codecs, const FrameShape& shape, const std::uint8
   const std::uint8_t* data = block;
   if (shape.shuffle == Shuffle::byte && typesize > 1) {
     std::uint8_t* tmp = codecs.scratch(bsize);
+    if (tmp == nullptr) return kErrorCodec;
     shuffle_bytes(tmp, block, bsize, typesize);
     data = tmp;
   } else if (shape.shuffle == Shuffle::bit && bsize >= typesize) {
     // c-blosc bit-shuffles only whole runs of 8 elements; any other block is copied as it is.
     std::uint8_t* tmp = codecs.scratch(bsize);
+    if (tmp == nullptr) return kErrorCodec;
     if ((bsize / typesize) % 8 == 0) {
       bitshuffle(tmp, block, bsize, typesize);
     } else {
@@ -217,7 +224,7 @@ bool blosc_encoder_handles(BloscCompressor compressor) noexcept {
 }
 
 int blosc_encode_frame(std::uint8_t* dst, std::size_t dst_capacity, const std::uint8_t* src, std::size_t src_size,
-                       const BloscParams& params, std::size_t forced) {
+                       const BloscParams& params, std::size_t forced) noexcept {
   if (!blosc_encoder_handles(params.compressor)) return kErrorCodec;
   // initialize_context_compression's checks, in its order.
   if (src_size > std::size_t(BLOSC_MAX_BUFFERSIZE) || dst_capacity < kHeader) return 0;
@@ -268,7 +275,7 @@ int blosc_encode_frame(std::uint8_t* dst, std::size_t dst_capacity, const std::u
 }
 
 int blosc_compress_frame(std::uint8_t* dst, std::size_t dst_capacity, const std::uint8_t* src, std::size_t src_size,
-                         const BloscParams& params, std::size_t forced) {
+                         const BloscParams& params, std::size_t forced) noexcept {
   if (blosc_encoder_handles(params.compressor)) return blosc_encode_frame(dst, dst_capacity, src, src_size, params, forced);
   return blosc_compress_ctx(params.clevel, int(params.shuffle), params.typesize, src_size, src, dst, dst_capacity,
                             blosc_compressor_name(params.compressor), forced, 1);

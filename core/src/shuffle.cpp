@@ -1,7 +1,7 @@
 // Byte shuffle and bit shuffle: reorder bytes (or bits) so that values of similar magnitude
 // line up, which is what makes the following compressor effective on numeric arrays.
+#include <algorithm>
 #include <cstring>
-#include <vector>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -95,10 +95,10 @@ void unshuffle_bytes(std::uint8_t* dst, const std::uint8_t* src, std::size_t siz
   copy_bytes(dst + done, src + done, size - done);
 }
 
-// Bit rows of one byte plane: `plane` holds byte b of `count` elements (count % 8 == 0); row i
-// (bit i of that byte) goes to out + i * count / 8, element j at bit j % 8 of byte j / 8.
-void transpose_plane_bits(std::uint8_t* out, const std::uint8_t* plane, std::size_t count) noexcept {
-  const std::size_t row_bytes = count / 8;
+// Bit rows of a byte plane: `plane` holds byte b of `count` elements (count % 8 == 0); row i
+// (bit i of that byte) goes to out + i * row_stride, element j at bit j % 8 of byte j / 8.
+void transpose_plane_bits(std::uint8_t* out, std::size_t row_stride, const std::uint8_t* plane,
+                          std::size_t count) noexcept {
   std::size_t j = 0;
 #if defined(__SSE2__)
   // 16 elements at a time: movemask collects bit 7 of 16 bytes; shifting left walks bits 6..0
@@ -107,7 +107,7 @@ void transpose_plane_bits(std::uint8_t* out, const std::uint8_t* plane, std::siz
     __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(plane + j));
     for (int i = 7; i >= 0; --i) {
       const auto bits = std::uint16_t(_mm_movemask_epi8(x));
-      std::memcpy(out + std::size_t(i) * row_bytes + j / 8, &bits, 2);
+      std::memcpy(out + std::size_t(i) * row_stride + j / 8, &bits, 2);
       x = _mm_slli_epi16(x, 1);
     }
   }
@@ -116,7 +116,7 @@ void transpose_plane_bits(std::uint8_t* out, const std::uint8_t* plane, std::siz
     std::uint64_t word = 0;  // byte k = element j + k; transposed, byte i = bit row i
     for (unsigned k = 0; k < 8; ++k) word |= std::uint64_t(plane[j + k]) << (8 * k);
     word = transpose_8x8(word);
-    for (unsigned i = 0; i < 8; ++i) out[i * row_bytes + j / 8] = std::uint8_t(word >> (8 * i));
+    for (unsigned i = 0; i < 8; ++i) out[i * row_stride + j / 8] = std::uint8_t(word >> (8 * i));
   }
 }
 
@@ -124,19 +124,35 @@ void bitshuffle(std::uint8_t* dst, const std::uint8_t* src, std::size_t size,
                 std::size_t element_size) noexcept {
   if (element_size == 0) element_size = 1;
   const std::size_t count = (size / element_size) / 8 * 8;  // elements in whole blocks of 8
+  const std::size_t row_bytes = count / 8;
+  // A run of elements at a time: their byte planes (the fast byte shuffle) into a stage on
+  // the stack, then each plane's bits into its rows (plane b's rows start at b * count).
+  constexpr std::size_t kStage = 8192;
+  alignas(16) std::uint8_t stage[kStage];
+  const std::size_t step = element_size == 1 ? count : kStage / element_size / 8 * 8;
+  for (std::size_t j0 = 0; j0 < count;) {
+    if (step == 0) {  // elements over 1 KiB: bit rows straight from the source, 8 at a time
+      for (std::size_t b = 0; b < element_size; ++b) {
+        for (std::size_t j = j0; j < count; j += 8) {
+          std::uint8_t plane[8];
+          for (unsigned k = 0; k < 8; ++k) plane[k] = src[(j + k) * element_size + b];
+          transpose_plane_bits(dst + b * count + j / 8, row_bytes, plane, 8);
+        }
+      }
+      break;
+    }
+    const std::size_t n = std::min(step, count - j0);
+    const std::uint8_t* planes = src + j0;  // element_size 1: the source is the plane
+    if (element_size > 1) {
+      shuffle_bytes(stage, src + j0 * element_size, n * element_size, element_size);
+      planes = stage;
+    }
+    for (std::size_t b = 0; b < element_size; ++b) {
+      transpose_plane_bits(dst + b * count + j0 / 8, row_bytes, planes + b * n, n);
+    }
+    j0 += n;
+  }
   const std::size_t done = count * element_size;
-  // Byte planes first (the fast byte shuffle), then each plane's bits into its rows: plane b
-  // and its 8 rows cover the same bytes, [b * count, (b + 1) * count), of the output.
-  const std::uint8_t* planes = src;
-  thread_local std::vector<std::uint8_t> scratch;
-  if (element_size > 1 && count != 0) {
-    if (scratch.size() < done) scratch.resize(done);
-    shuffle_bytes(scratch.data(), src, done, element_size);
-    planes = scratch.data();
-  }
-  for (std::size_t b = 0; b < element_size && count != 0; ++b) {
-    transpose_plane_bits(dst + b * count, planes + b * count, count);
-  }
   copy_bytes(dst + done, src + done, size - done);
 }
 

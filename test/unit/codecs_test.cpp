@@ -67,8 +67,9 @@ TEST(Shuffle, ByteShuffleLayoutAndRoundTrip) {
 }
 
 TEST(Shuffle, BitShuffleMatchesReferenceAndRoundTrips) {
-  for (std::size_t es : {1, 2, 4, 8, 3, 24}) {
-    for (std::size_t size : {0, 7, 64, 1000, 4099}) {
+  // Sizes past the 8 KiB the bit shuffle stages at a time; elements up to over 1 KiB.
+  for (std::size_t es : {1, 2, 4, 8, 3, 24, 255, 1500}) {
+    for (std::size_t size : {0, 7, 64, 1000, 4099, 70'001, 1500 * 24 + 5}) {
       const Bytes data = random_bytes(size, unsigned(es * 7 + size));
       Bytes s(size), u(size);
       bitshuffle(s.data(), data.data(), size, es);

@@ -29,11 +29,11 @@ bool blosc_encoder_handles(BloscCompressor compressor) noexcept;
 /// parameters or a codec failure. params.nthreads is ignored; a typesize of 0 or above 255
 /// is taken as 1 (c-blosc's rule for above 255). Only for blosc_encoder_handles() compressors.
 int blosc_encode_frame(std::uint8_t* dst, std::size_t dst_capacity, const std::uint8_t* src,
-                       std::size_t src_size, const BloscParams& params, std::size_t forced);
+                       std::size_t src_size, const BloscParams& params, std::size_t forced) noexcept;
 
 /// blosc_encode_frame for the compressors it handles, c-blosc's blosc_compress_ctx (one
 /// thread) for the others: the single-threaded frame writer of the Blosc codec.
 int blosc_compress_frame(std::uint8_t* dst, std::size_t dst_capacity, const std::uint8_t* src,
-                         std::size_t src_size, const BloscParams& params, std::size_t forced);
+                         std::size_t src_size, const BloscParams& params, std::size_t forced) noexcept;
 
 }  // namespace h5sparse
