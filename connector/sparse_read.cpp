@@ -134,12 +134,12 @@ bool SparseDataset::read(hid_t mem_type, hid_t mem_space, hid_t file_space, hid_
     const bool ascending = pieces_ascending(first, count);
     if (ascending && stored.filter_mask == 0) {
       const ChunkView view = view_stored(origin, stored, values_scratch);
-      scatter_chunk(view.defined, view.values, first, count, es, fill, dest, streaming);
+      scatter_chunk(view.defined, view.values, view.values_size, first, count, es, fill, dest, streaming);
       return;
     }
     const StructuredChunk chunk = decode_stored(origin, &stored);  // written around the filter
     if (ascending) {
-      scatter_chunk(chunk.defined, chunk.values.data(), first, count, es, fill, dest, streaming);
+      scatter_chunk(chunk.defined, chunk.values.data(), chunk.values.size(), first, count, es, fill, dest, streaming);
     } else {
       dense.resize(std::size_t(params_.layout.element_count()) * es);
       expand_to_dense(chunk, params_.layout, fill, dense.data());

@@ -4,7 +4,13 @@
 #include <cstring>
 
 #include "h5sparse/bits.hpp"
+#include "h5sparse/cpu_features.hpp"
 #include "h5sparse/stream_store.hpp"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define H5SPARSE_X86_KERNELS 1
+#include <immintrin.h>
+#endif
 
 namespace h5sparse {
 
@@ -52,13 +58,105 @@ std::uint64_t count_defined(const std::uint64_t* words, std::uint64_t from, std:
 
 std::uint64_t low_bits(unsigned span) { return span >= 64 ? ~std::uint64_t(0) : (std::uint64_t(1) << span) - 1; }
 
+#ifdef H5SPARSE_X86_KERNELS
+// Expanding 8 elements of 4 bytes (or 4 of 8) from the next values by a mask byte (nibble):
+// byte j of an entry is 0x80 | the lane of element j's value among the next 8 lanes when
+// element j is defined, else 0. Sign-extended to 32-bit lanes (one instruction from memory),
+// the low bits pick the lane for the permutation and the sign bit tells blendv to keep it over
+// the fill value. 2 KiB and 128 bytes.
+struct ExpandTables {
+  alignas(64) std::uint8_t lanes4[256][8];
+  alignas(64) std::uint8_t lanes8[16][8];
+  ExpandTables() {
+    for (unsigned m = 0; m < 256; ++m)
+      for (unsigned j = 0, rank = 0; j < 8; ++j) lanes4[m][j] = (m >> j & 1) ? std::uint8_t(0x80 | rank++) : 0;
+    for (unsigned m = 0; m < 16; ++m)
+      for (unsigned j = 0, rank = 0; j < 4; ++j) {
+        const bool set = m >> j & 1;
+        lanes8[m][2 * j] = set ? std::uint8_t(0x80 | (2 * rank)) : 0;
+        lanes8[m][2 * j + 1] = set ? std::uint8_t(0x80 | (2 * rank + 1)) : 0;
+        rank += set;
+      }
+  }
+};
+const ExpandTables kExpand;
+
+// One vector of 8 lanes at `to`: as described above, from the 8 lanes at `v`. Stream: a
+// streaming store, of 32 bytes when Wide (`to` 32-byte aligned), else of two 16.
+template <bool Stream, bool Wide>
+__attribute__((target("avx2,popcnt"))) inline void expand8_avx2(const std::uint8_t* entry, const std::uint8_t* v,
+                                                                 __m256i fill, std::uint8_t* to) {
+  const __m256i lanes = _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(entry)));
+  const __m256i values = _mm256_permutevar8x32_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(v)), lanes);
+  const __m256i x = _mm256_castps_si256(
+      _mm256_blendv_ps(_mm256_castsi256_ps(fill), _mm256_castsi256_ps(values), _mm256_castsi256_ps(lanes)));
+  if constexpr (Stream && Wide) {
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(to), x);
+  } else if constexpr (Stream) {
+    _mm_stream_si128(reinterpret_cast<__m128i*>(to), _mm256_castsi256_si128(x));
+    _mm_stream_si128(reinterpret_cast<__m128i*>(to + 16), _mm256_extracti128_si256(x, 1));
+  } else {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(to), x);
+  }
+}
+
+// `words` whole 64-element words of the bitmap, expanded into 64 * words elements at `at`:
+// each defined element gets the next value, the others the fill value (`fill`, W bytes
+// repeated). Reads whole vectors of values: the caller leaves 32 bytes after the last value
+// this takes. Stream: streaming stores (`at` 32-byte aligned when Wide, else 16). Returns the
+// position after the values taken.
+template <std::size_t W, bool Stream, bool Wide>
+__attribute__((target("avx2,popcnt"))) const std::uint8_t* expand_words_avx2(const std::uint64_t* bits,
+                                                                               std::size_t words,
+                                                                               const std::uint8_t* v, __m256i fill,
+                                                                               std::uint8_t* at) {
+  for (std::size_t k = 0; k < words; ++k, at += 64 * W) {
+    const std::uint64_t w = bits[k];
+#pragma GCC unroll 8
+    for (unsigned b = 0; b < 8; ++b) {
+      const unsigned m = unsigned(w >> (8 * b)) & 0xFF;
+      if constexpr (W == 4) {
+        expand8_avx2<Stream, Wide>(kExpand.lanes4[m], v, fill, at + 32 * b);
+        v += 4 * unsigned(_mm_popcnt_u32(m));
+      } else {
+        expand8_avx2<Stream, Wide>(kExpand.lanes8[m & 15], v, fill, at + 64 * b);
+        v += 8 * unsigned(_mm_popcnt_u32(m & 15));
+        expand8_avx2<Stream, Wide>(kExpand.lanes8[m >> 4], v, fill, at + 64 * b + 32);
+        v += 8 * unsigned(_mm_popcnt_u32(m >> 4));
+      }
+    }
+  }
+  return v;
+}
+
+// expand_words_avx2 for the destination's alignment, with the fill value in every lane.
+template <std::size_t W, bool Stream>
+__attribute__((target("avx2,popcnt"))) const std::uint8_t* expand_words(const std::uint64_t* bits, std::size_t words,
+                                                                          const std::uint8_t* v,
+                                                                          const std::uint8_t* fill, std::uint8_t* at) {
+  __m256i f;
+  if constexpr (W == 4) {
+    std::int32_t x;
+    std::memcpy(&x, fill, 4);
+    f = _mm256_set1_epi32(x);
+  } else {
+    long long x;
+    std::memcpy(&x, fill, 8);
+    f = _mm256_set1_epi64x(x);
+  }
+  if ((reinterpret_cast<std::uintptr_t>(at) & 31) == 0) return expand_words_avx2<W, Stream, true>(bits, words, v, f, at);
+  return expand_words_avx2<W, Stream, false>(bits, words, v, f, at);
+}
+#endif
+
 // Element width as a compile-time constant where it matters (short copies become moves).
 // Every element of every piece is written once: stretches of whole defined words are copied,
 // of empty ones filled, mixed words filled and then given their defined values. With Stream
 // the destination gets streaming stores only (a mixed word is assembled in a local buffer).
 template <std::size_t W, bool Stream>
-void scatter_pieces(const std::uint64_t* words, const std::uint8_t* values, const ChunkPiece* pieces,
-                    std::size_t count, std::size_t es, const std::uint8_t* fill, std::uint8_t* dest) {
+void scatter_pieces(const std::uint64_t* words, const std::uint8_t* values, std::size_t values_size,
+                    const ChunkPiece* pieces, std::size_t count, std::size_t es, const std::uint8_t* fill,
+                    std::uint8_t* dest) {
   static_assert(!Stream || W != 0, "streaming needs a fixed element width");
   const std::size_t width = W ? W : es;
   auto put_fill = [&](std::uint8_t* at, std::uint64_t n) {
@@ -79,6 +177,10 @@ void scatter_pieces(const std::uint64_t* words, const std::uint8_t* values, cons
     *span = unsigned(stop - i);
     return (words[i >> 6] >> (i & 63)) & low_bits(*span);
   };
+  [[maybe_unused]] const bool avx2 = cpu_has_avx2();
+  // The fill value as W bytes (zeros when null), for the vector kernel.
+  [[maybe_unused]] std::uint8_t fill_bytes[W ? W : 1] = {};
+  if (fill) std::memcpy(fill_bytes, fill, W ? W : 1);
   std::uint64_t position = 0;  // chunk element up to which `values` has been consumed
   const std::uint8_t* v = values;
   for (std::size_t p = 0; p < count; ++p) {
@@ -106,6 +208,26 @@ void scatter_pieces(const std::uint64_t* words, const std::uint8_t* values, cons
         i = next;
         continue;
       }
+#ifdef H5SPARSE_X86_KERNELS
+      // Whole mixed words (dense-ish selections): a vector permutation per 8 (W = 4) or 4
+      // (W = 8) elements instead of a store per defined element, streamed straight to `at`.
+      if constexpr (W == 4 || W == 8) {
+        if (avx2 && span == 64 && (!Stream || (reinterpret_cast<std::uintptr_t>(at) & 15) == 0)) {
+          const std::uint64_t* first = words + (i >> 6);
+          // Words whose values all lie 32 bytes or more before the end of the values.
+          const std::size_t room = std::size_t(values + values_size - v);
+          std::size_t most = room > 32 ? (room - 32) / (64 * W) : 0;
+          most = std::size_t(std::min<std::uint64_t>(most, (end - i) >> 6));
+          std::size_t n = 0;
+          while (n < most && first[n] != 0 && first[n] != ~std::uint64_t(0)) ++n;
+          if (n > 0) {
+            v = expand_words<W, Stream>(first, n, v, fill_bytes, at);
+            i += 64 * n;
+            continue;
+          }
+        }
+      }
+#endif
       if constexpr (Stream) {
         alignas(16) std::uint8_t word[64 * (W ? W : 1)];
         std::memcpy(word, fill_word, sizeof word);
@@ -130,27 +252,28 @@ void scatter_pieces(const std::uint64_t* words, const std::uint8_t* values, cons
 }
 
 template <bool Stream>
-void scatter_fixed(const std::uint64_t* words, const std::uint8_t* values, const ChunkPiece* pieces,
-                   std::size_t count, std::size_t es, const std::uint8_t* fill, std::uint8_t* dest) {
+void scatter_fixed(const std::uint64_t* words, const std::uint8_t* values, std::size_t values_size,
+                   const ChunkPiece* pieces, std::size_t count, std::size_t es, const std::uint8_t* fill,
+                   std::uint8_t* dest) {
   switch (es) {
-    case 1: scatter_pieces<1, Stream>(words, values, pieces, count, es, fill, dest); break;
-    case 2: scatter_pieces<2, Stream>(words, values, pieces, count, es, fill, dest); break;
-    case 4: scatter_pieces<4, Stream>(words, values, pieces, count, es, fill, dest); break;
-    case 8: scatter_pieces<8, Stream>(words, values, pieces, count, es, fill, dest); break;
-    default: scatter_pieces<0, false>(words, values, pieces, count, es, fill, dest); break;
+    case 1: scatter_pieces<1, Stream>(words, values, values_size, pieces, count, es, fill, dest); break;
+    case 2: scatter_pieces<2, Stream>(words, values, values_size, pieces, count, es, fill, dest); break;
+    case 4: scatter_pieces<4, Stream>(words, values, values_size, pieces, count, es, fill, dest); break;
+    case 8: scatter_pieces<8, Stream>(words, values, values_size, pieces, count, es, fill, dest); break;
+    default: scatter_pieces<0, false>(words, values, values_size, pieces, count, es, fill, dest); break;
   }
 }
 
 }  // namespace
 
-void scatter_chunk(const ChunkSelection& defined, const std::uint8_t* values, const ChunkPiece* pieces,
-                   std::size_t count, std::size_t element_size, const std::uint8_t* fill, std::uint8_t* dest,
-                   bool streaming) {
+void scatter_chunk(const ChunkSelection& defined, const std::uint8_t* values, std::size_t values_size,
+                   const ChunkPiece* pieces, std::size_t count, std::size_t element_size, const std::uint8_t* fill,
+                   std::uint8_t* dest, bool streaming) {
   const std::uint64_t* words = defined.words().data();
   if (streaming)
-    scatter_fixed<true>(words, values, pieces, count, element_size, fill, dest);
+    scatter_fixed<true>(words, values, values_size, pieces, count, element_size, fill, dest);
   else
-    scatter_fixed<false>(words, values, pieces, count, element_size, fill, dest);
+    scatter_fixed<false>(words, values, values_size, pieces, count, element_size, fill, dest);
 }
 
 void fill_pieces(const ChunkPiece* pieces, std::size_t count, std::size_t element_size, const std::uint8_t* fill,

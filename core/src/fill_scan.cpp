@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "h5sparse/bits.hpp"
+#include "h5sparse/cpu_features.hpp"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define H5SPARSE_X86_KERNELS 1
@@ -169,10 +170,6 @@ __attribute__((target("avx2,popcnt"))) std::uint8_t* pack8_avx2(const std::uint8
   return pack_one_by_one(src, k, length, start, fill, 8, words, out);
 }
 
-bool have_avx2() {
-  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
-  return yes;
-}
 #endif
 
 }  // namespace
@@ -181,7 +178,7 @@ std::uint8_t* pack_differing(const std::uint8_t* src, std::uint64_t length, std:
                              const std::uint8_t* fill, std::size_t element_size, ChunkSelection& written,
                              std::uint8_t* out) {
 #ifdef H5SPARSE_X86_KERNELS
-  if (have_avx2()) {
+  if (cpu_has_avx2()) {
     if (element_size == 4) return pack4_avx2(src, length, start, fill, written.word_data(), out);
     if (element_size == 8) return pack8_avx2(src, length, start, fill, written.word_data(), out);
   }

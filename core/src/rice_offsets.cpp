@@ -3,10 +3,12 @@
 #include "h5sparse/rice_offsets.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <string>
 
+#include "h5sparse/bits.hpp"
 #include "h5sparse/error.hpp"
 
 namespace h5sparse {
@@ -195,14 +197,155 @@ std::uint64_t append_rice_gaps(const ChunkSelection& s, std::uint64_t count, Byt
   return long_gaps;
 }
 
+namespace {
+
+// The table-driven phase of read_rice_gaps, for small parameters (dense selections: about two
+// codes in every 12 bits). An entry, indexed by the next kTableBits bits of the stream, holds
+// what the whole codes among them add to the bitmap: each code, gap g, is g zero-bits and a
+// one-bit, so a few codes are one bit pattern of at most kPatternBits bits, ORed in at the
+// current position, instead of a bit set per code. Bits 0-55: that pattern (its top bit is the
+// last code's one, so its length is implied); bits 56-59: the stream bits the codes take;
+// bits 60-63: how many codes. 0 codes: the first code is longer than the window or its gap
+// longer than the pattern (decoded singly).
+constexpr unsigned kTableBits = 12;
+constexpr unsigned kPatternBits = 56;
+constexpr unsigned kMaxTableParameter = 4;  // k = 5 takes 6 bits a code: rarely two in a window
+
+using RiceTable = std::array<std::uint64_t, std::size_t(1) << kTableBits>;
+
+RiceTable build_table(unsigned k) {
+  RiceTable table{};
+  for (std::uint64_t x = 0; x < table.size(); ++x) {
+    std::uint64_t pattern = 0;
+    unsigned at = 0, length = 0, codes = 0;  // stream bits taken, pattern bits made
+    while (true) {
+      unsigned q = 0;
+      while (at + q < kTableBits && (x >> (at + q) & 1)) ++q;
+      if (at + q + 1 + k > kTableBits) break;  // the code does not end inside the window
+      const std::uint64_t gap = std::uint64_t(q) << k | ((x >> (at + q + 1)) & low_bits(k));
+      if (length + gap + 1 > kPatternBits) break;
+      pattern |= std::uint64_t(1) << (length + gap);
+      length += unsigned(gap) + 1;
+      at += q + 1 + k;
+      ++codes;
+    }
+    table[x] = pattern | std::uint64_t(at) << 56 | std::uint64_t(codes) << 60;
+  }
+  return table;
+}
+
+template <unsigned K>
+const RiceTable& table_of() {  // built on first use (a file uses one or two parameters)
+  static const RiceTable table = build_table(K);
+  return table;
+}
+
+const RiceTable& table_for(unsigned k) {  // k <= kMaxTableParameter
+  switch (k) {
+    case 0: return table_of<0>();
+    case 1: return table_of<1>();
+    case 2: return table_of<2>();
+    case 3: return table_of<3>();
+    default: return table_of<4>();
+  }
+}
+
+std::uint64_t load_le64(const std::uint8_t* p) {
+  std::uint64_t v;
+  std::memcpy(&v, p, 8);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  v = __builtin_bswap64(v);
+#endif
+  return v;
+}
+
+// Decodes codes while at least 8 stream bytes are left at the position (so no entry reads the
+// padding) and the next element is more than 4 patterns before the chunk's end (so no check per
+// code is needed). Each word of the bitmap is kept in `acc` while it is being made and stored
+// whole after each code or pattern (the selection is empty: no read-modify-write). Advances
+// `bit` and `next` (the element after the last offset); stops early at a code it leaves to
+// the general loop. Returns whether it decoded anything.
+bool read_gaps_fast(const std::uint8_t* data, std::size_t size, unsigned k, std::uint64_t n, std::uint64_t* words,
+                    std::uint64_t& bit, std::uint64_t& next) {
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  return false;  // the bitmap words are not little-endian bytes there; the general loop
+#endif
+  if (size < 8 || n <= 4 * kPatternBits) return false;
+  const std::uint64_t bit_limit = 8 * std::uint64_t(size - 7);  // an 8-byte load at bit / 8 stays inside
+  const std::uint64_t pos_limit = n - 4 * kPatternBits;
+  const RiceTable* table = k <= kMaxTableParameter ? &table_for(k) : nullptr;
+  const std::uint64_t mask = low_bits(k);
+  std::uint64_t pos = 0, at = 0, acc = 0;  // acc: bits of word pos / 64 below pos
+  // One pattern at pos (length >= 1, top bit set), the word stored, acc moved on when complete.
+  const auto put = [&](std::uint64_t pattern, unsigned length) {
+    const unsigned o = unsigned(pos & 63);
+    const std::uint64_t low = acc | pattern << o;
+    words[pos >> 6] = low;
+    const std::uint64_t end = pos + length;
+    acc = ((pos ^ end) >> 6) ? (pattern >> 1) >> (63 - o) : low;  // the bits past the word
+    pos = end;
+  };
+  while (at < bit_limit && pos < pos_limit) {
+    std::uint64_t v = load_le64(data + (at >> 3)) >> (at & 7);  // 57 bits or more of stream
+    if (table) {
+      // Up to 4 entries from one load: they read at most 3 x 12 + 12 = 48 of its 57 bits.
+      unsigned used = 0, j = 0;
+      for (; j < 4; ++j) {
+        const std::uint64_t e = (*table)[v & low_bits(kTableBits)];
+        if (e < (std::uint64_t(1) << 56)) break;  // no whole code in the window
+        const std::uint64_t pattern = e & low_bits(kPatternBits);
+        put(pattern, 64 - unsigned(__builtin_clzll(pattern)));
+        const unsigned c = unsigned(e >> 56) & 15;
+        v >>= c;
+        used += c;
+      }
+      at += used;
+      if (j) continue;
+      v = load_le64(data + (at >> 3)) >> (at & 7);
+    }
+    const unsigned q = unsigned(__builtin_ctzll(~v));
+    if (q + 1 + k > 57) break;  // a long unary run or a large k: the general loop
+    const std::uint64_t gap = std::uint64_t(q) << k | ((v >> (q + 1)) & mask);
+    if (gap >= n - pos) corrupt("offset outside the chunk");
+    if (gap < kPatternBits) {
+      put(std::uint64_t(1) << gap, unsigned(gap) + 1);
+    } else {  // past the next words: those stay zero
+      const std::uint64_t target = pos + gap;
+      if ((target >> 6) != (pos >> 6)) {
+        words[pos >> 6] = acc;  // bits a pattern carried over, if any
+        acc = 0;
+      }
+      acc |= std::uint64_t(1) << (target & 63);
+      words[target >> 6] = acc;
+      pos = target + 1;
+      if ((pos & 63) == 0) acc = 0;
+    }
+    at += q + 1 + k;
+  }
+  if (acc) words[pos >> 6] = acc;  // the bits a pattern carried past its word
+  bit = at;
+  next = pos;
+  return at > 0;
+}
+
+}  // namespace
+
 void read_rice_gaps(const std::uint8_t* data, std::size_t size, std::uint64_t count, unsigned k, ChunkSelection& s) {
   if (k > kMaxRiceParameter) corrupt("parameter " + std::to_string(k) + " above " + std::to_string(kMaxRiceParameter));
   const std::uint64_t n = s.element_count();
   std::uint64_t* const words = s.word_data();
   const std::uint64_t mask = low_bits(k);
-  BitReader in(data, size);
-  std::uint64_t next = 0;  // <= n; at n, any further offset is outside
-  for (std::uint64_t i = 0; i < count; ++i) {
+  std::uint64_t bit = 0, next = 0, i = 0;  // next <= n; at n, any further offset is outside
+  if (read_gaps_fast(data, size, k, n, words, bit, next)) {
+    // Every code set one bit: count them (a corrupt stream may hold more codes than `count`).
+    for (std::uint64_t w = 0; w < (next + 63) >> 6; ++w) i += popcount64(words[w]);
+    if (i > count) corrupt("more gaps than the count");
+  }
+  // The rest (the last codes, long ones), code by code with every check.
+  BitReader in(data + (bit >> 3), size - std::size_t(bit >> 3));
+  in.refill();
+  if (bit & 7) in.skip(unsigned(bit & 7));
+  for (; i < count; ++i) {
     if (in.available() < 40) in.refill();
     const std::uint64_t bits = in.peek();
     const unsigned q = unsigned(__builtin_ctzll(~bits));

@@ -42,7 +42,7 @@ void check_scatter(std::size_t es, double density, std::uint32_t seed, bool stre
   // Every element must be written; a misaligned start puts streamed 16-byte blocks across elements.
   std::vector<std::uint8_t> storage(source * es + 16, 0xEE);
   std::uint8_t* out = storage.data() + seed % 16;
-  scatter_chunk(chunk.defined, chunk.values.data(), pieces.data(), pieces.size(), es, fill.data(), out, streaming);
+  scatter_chunk(chunk.defined, chunk.values.data(), chunk.values.size(), pieces.data(), pieces.size(), es, fill.data(), out, streaming);
   if (streaming) stream_fence();
   for (const ChunkPiece& p : pieces)
     ASSERT_EQ(std::memcmp(&out[p.source * es], &dense[p.in_chunk_start * es], p.length * es), 0)
@@ -109,4 +109,46 @@ TEST(StreamStore, CopyAndFillMatchOrdinaryStoresAtEveryAlignment) {
           stream_fence();
           ASSERT_EQ(out, expected) << "es " << es << " misalign " << misalign << " count " << count;
         }
+}
+
+// Whole-word pieces (rows of a 64 x 256 chunk, what a full read scatters), where the vector
+// kernel expands mixed words: every density, element sizes 4 and 8 (kernel) and 2 (not), fill
+// zero or patterned, ordinary and streaming stores at 16- and 32-byte aligned destinations
+// and a misaligned one (ordinary stores only, as the connector never streams misaligned).
+TEST(ChunkScatter, WholeWordRowsMatchDenseExpansion) {
+  std::mt19937_64 rng(11);
+  for (std::size_t es : {2u, 4u, 8u})
+    for (double density : {0.001, 0.05, 0.1, 0.3, 0.5, 0.9, 0.999})
+      for (std::size_t misalign : {0u, 16u, 32u, 4u}) {
+        ChunkLayout layout;
+        layout.dims = {64, 256};
+        layout.element_size = es;
+        StructuredChunk chunk = StructuredChunk::empty(layout);
+        std::bernoulli_distribution defined(density);
+        for (std::uint64_t i = 0; i < 64 * 256; ++i)
+          if (defined(rng)) chunk.defined.set(i);
+        chunk.values.resize(chunk.defined.defined_count() * es);  // exactly: no room past the values
+        for (auto& b : chunk.values) b = std::uint8_t(rng() | 1);
+        std::vector<std::uint8_t> fill(es, 0);
+        if (misalign % 32 == 16)
+          for (auto& b : fill) b = std::uint8_t(rng());
+        std::vector<std::uint8_t> dense(64 * 256 * es);
+        expand_to_dense(chunk, layout, fill.data(), dense.data());
+        // Rows of 256 elements placed 300 elements apart in the destination.
+        std::vector<ChunkPiece> pieces;
+        for (std::uint64_t r = 0; r < 64; ++r) pieces.push_back({0, r * 256, 256, r * 300});
+        for (bool streaming : {false, true}) {
+          if (streaming && misalign % 16) continue;
+          std::vector<std::uint8_t> storage(64 * 300 * es + 64, 0xEE);
+          std::uint8_t* base = storage.data() + (32 - reinterpret_cast<std::uintptr_t>(storage.data()) % 32) % 32;
+          std::uint8_t* out = base + misalign;
+          if (streaming && (300 * es) % 16) continue;  // rows would start misaligned
+          scatter_chunk(chunk.defined, chunk.values.data(), chunk.values.size(), pieces.data(), pieces.size(), es,
+                        fill.data(), out, streaming);
+          if (streaming) stream_fence();
+          for (const ChunkPiece& p : pieces)
+            ASSERT_EQ(std::memcmp(&out[p.source * es], &dense[p.in_chunk_start * es], p.length * es), 0)
+                << "es " << es << " density " << density << " misalign " << misalign << " streaming " << streaming;
+        }
+      }
 }

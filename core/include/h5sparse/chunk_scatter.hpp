@@ -22,12 +22,13 @@ bool pieces_ascending(const ChunkPiece* pieces, std::size_t count);
 /// For each piece, writes dest[(piece.source + k) * element_size] (k = offset in the piece):
 /// the chunk's value where element piece.in_chunk_start + k is defined in `defined`, `fill`
 /// (as fill_elements) elsewhere, so that each destination element is written once. `values`
-/// holds the defined elements' values in order. The pieces must satisfy pieces_ascending.
+/// holds the defined elements' values in order (`values_size` bytes: the kernels that read
+/// whole vectors stay inside them). The pieces must satisfy pieces_ascending.
 /// `streaming`: `dest` gets streaming stores (stream_store.hpp; element sizes 1, 2, 4 and 8,
 /// others ordinary ones); the caller calls stream_fence after the last chunk.
-void scatter_chunk(const ChunkSelection& defined, const std::uint8_t* values, const ChunkPiece* pieces,
-                   std::size_t count, std::size_t element_size, const std::uint8_t* fill, std::uint8_t* dest,
-                   bool streaming = false);
+void scatter_chunk(const ChunkSelection& defined, const std::uint8_t* values, std::size_t values_size,
+                   const ChunkPiece* pieces, std::size_t count, std::size_t element_size, const std::uint8_t* fill,
+                   std::uint8_t* dest, bool streaming = false);
 
 /// Writes `fill` into every element of the pieces (a chunk with nothing defined).
 void fill_pieces(const ChunkPiece* pieces, std::size_t count, std::size_t element_size, const std::uint8_t* fill,
