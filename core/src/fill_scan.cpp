@@ -3,6 +3,7 @@
 // so the library still runs on any x86-64 CPU. Other architectures use the portable loop.
 #include "h5sparse/fill_scan.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <type_traits>
@@ -123,6 +124,26 @@ __attribute__((target("avx2,popcnt"))) inline __m256i lane_permutation(const std
   return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(lanes.data())));
 }
 
+// The differing elements among 64 of 4 bytes at `p`, as a bitmap word: 8 compares, packed to
+// bytes (packs work within 128-bit halves, so the 64-bit groups are put back in order before
+// the byte mask is taken).
+__attribute__((target("avx2,popcnt"))) inline std::uint64_t differing64_avx2(const std::uint8_t* p, __m256i fv) {
+  std::uint64_t equal = 0;
+  for (unsigned half = 0; half < 2; ++half) {
+    const std::uint8_t* q = p + 128 * half;
+    const __m256i e0 = _mm256_cmpeq_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(q)), fv);
+    const __m256i e1 = _mm256_cmpeq_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 32)), fv);
+    const __m256i e2 = _mm256_cmpeq_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 64)), fv);
+    const __m256i e3 = _mm256_cmpeq_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 96)), fv);
+    // packs_epi32 then packs_epi16 work within 128-bit halves: the bytes come out in 4-element
+    // groups 0-3, 8-11, 16-19, 24-27 | 4-7, 12-15, 20-23, 28-31, which the permutation orders.
+    const __m256i b = _mm256_packs_epi16(_mm256_packs_epi32(e0, e1), _mm256_packs_epi32(e2, e3));
+    const __m256i ordered = _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    equal |= std::uint64_t(std::uint32_t(_mm256_movemask_epi8(ordered))) << (32 * half);
+  }
+  return ~equal;
+}
+
 __attribute__((target("avx2,popcnt"))) std::uint8_t* pack4_avx2(const std::uint8_t* src, std::uint64_t length,
                                                                   std::uint64_t start, const std::uint8_t* fill,
                                                                   std::uint64_t* words, std::uint8_t* out) {
@@ -130,6 +151,38 @@ __attribute__((target("avx2,popcnt"))) std::uint8_t* pack4_avx2(const std::uint8
   std::memcpy(&f, fill, 4);
   const __m256i fv = _mm256_set1_epi32(int(f));
   std::uint64_t k = 0;
+  // 64 elements at a time from a word boundary of the selection: one bitmap word, then the
+  // compaction per 8 elements without a branch (all-fill and all-differing words aside).
+  const std::uint64_t lead = std::min<std::uint64_t>((64 - (start & 63)) & 63, length) & ~std::uint64_t(7);
+  if ((start & 7) == 0 && lead + 64 <= length) {
+    for (; k < lead; k += 8) {
+      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 4 * k));
+      const unsigned bits = ~unsigned(_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(v, fv)))) & 0xFFu;
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out),
+                          _mm256_permutevar8x32_epi32(v, lane_permutation(kTables.lanes4[bits])));
+      out += 4 * unsigned(__builtin_popcount(bits));
+      mark8(words, start + k, bits);
+    }
+    for (; k + 64 <= length; k += 64) {
+      const std::uint8_t* p = src + 4 * k;
+      const std::uint64_t d = differing64_avx2(p, fv);
+      if (d == 0) continue;
+      words[(start + k) >> 6] |= d;
+      if (d == ~std::uint64_t(0)) {
+        std::memcpy(out, p, 256);
+        out += 256;
+        continue;
+      }
+#pragma GCC unroll 8
+      for (unsigned b = 0; b < 8; ++b) {
+        const unsigned bits = unsigned(d >> (8 * b)) & 0xFFu;
+        const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32 * b));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out),
+                            _mm256_permutevar8x32_epi32(v, lane_permutation(kTables.lanes4[bits])));
+        out += 4 * unsigned(_mm_popcnt_u32(bits));
+      }
+    }
+  }
   for (; k + 8 <= length; k += 8) {
     const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 4 * k));
     const unsigned bits = ~unsigned(_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(v, fv)))) & 0xFFu;

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "h5sparse/bits.hpp"
+#include "h5sparse/cpu_features.hpp"
 #include "h5sparse/error.hpp"
 
 namespace h5sparse {
@@ -102,36 +103,45 @@ std::uint64_t least_rice_bits(const ChunkSelection& s, std::uint64_t count) {
 namespace {
 
 // Writes the Rice codes of the gaps of `s` with parameter k at `out` (room for every byte they
-// take) and returns the end. Also sums the quotients of parameters `k_below` and k + 1, so the
-// caller learns whether a neighbouring parameter would have been smaller, and counts the gaps
-// that need varints of two bytes or more. Bits accumulate in
-// `acc` (`used` of them, < 32 between codes) and leave 32 at a time once complete: no byte
-// past the last is written. Locals, not a writer object: this loop is a hot path of writes
+// take and 8 more) and returns the end. Also sums the quotients of parameters `k_below` and
+// k + 1, so the caller learns whether a neighbouring parameter would have been smaller, and
+// counts the gaps that need varints of two bytes or more. Bits accumulate in `acc` (`used` of
+// them, < 8 between codes); after each code its 8 bytes are stored and the whole bytes among
+// them kept, without a branch. Locals, not a writer object: this loop is a hot path of writes
 // (6,500 gaps per chunk at 10% density).
 struct GapTally {
   std::uint64_t quotients_below = 0, quotients_above = 0;  // sums of gap >> k_below, gap >> (k + 1)
   std::uint64_t long_gaps = 0;                              // gaps of 128 and more
 };
 
-std::uint8_t* write_gaps(const ChunkSelection& s, unsigned k, unsigned k_below, std::uint8_t* out, GapTally& tally) {
+void store_le64(std::uint8_t* p, std::uint64_t v) {
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  v = __builtin_bswap64(v);
+#endif
+  std::memcpy(p, &v, 8);
+}
+
+// The body of write_gaps, compiled twice: for baseline x86-64 and with BMI2 (write_gaps).
+// CountLong: count the long gaps; below k = 4 a code takes under 8 bits on average, so varint
+// offsets (8 bits a gap at least) never compete and the count is not needed (left 0).
+template <bool CountLong>
+__attribute__((always_inline)) inline std::uint8_t* write_gaps_body(const ChunkSelection& s, unsigned k,
+                                                                     unsigned k_below, std::uint8_t* out,
+                                                                     GapTally& tally) {
   std::uint8_t* p = out;
   std::uint64_t acc = 0;
   unsigned used = 0;
-  const auto put = [&](std::uint64_t value, unsigned n) {  // value < 2^n, n <= 32
+  const auto put = [&](std::uint64_t value, unsigned n) {  // value < 2^n, n <= 56
     acc |= value << used;
-    used += n;
-    if (used >= 32) {
-      std::uint32_t word = std::uint32_t(acc);
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-      word = __builtin_bswap32(word);
-#endif
-      std::memcpy(p, &word, 4);
-      p += 4;
-      acc >>= 32;
-      used -= 32;
-    }
+    used += n;  // <= 63
+    store_le64(p, acc);
+    const unsigned whole = used & ~7u;  // <= 56
+    p += whole >> 3;
+    acc >>= whole;
+    used -= whole;
   };
   const std::uint64_t mask = low_bits(k);
+  const unsigned k_step = k - k_below;
   std::uint64_t below = 0, above = 0, long_gaps = 0;
   const std::vector<std::uint64_t>& words = s.words();
   std::uint64_t next = 0;
@@ -141,11 +151,11 @@ std::uint8_t* write_gaps(const ChunkSelection& s, unsigned k, unsigned k_below, 
       const std::uint64_t gap = i - next;
       next = i + 1;
       const std::uint64_t shifted = gap >> k_below;
-      const std::uint64_t q = shifted >> (k - k_below);
+      const std::uint64_t q = shifted >> k_step;
       below += shifted;
       above += q >> 1;
-      long_gaps += gap >= 0x80;
-      if (q + 1 + k <= 32) {  // the whole code in one field: q ones, a zero, the low bits
+      if constexpr (CountLong) long_gaps += gap >= 0x80;
+      if (q + 1 + k <= 56) {  // the whole code in one field: q ones, a zero, the low bits
         put(((((gap & mask) << 1) | 1) << q) - 1, unsigned(q + 1 + k));
         continue;
       }
@@ -158,11 +168,30 @@ std::uint8_t* write_gaps(const ChunkSelection& s, unsigned k, unsigned k_below, 
       put(gap & mask, k);
     }
   }
-  for (; used > 0; used = used > 8 ? used - 8 : 0, acc >>= 8) *p++ = std::uint8_t(acc);
+  if (used > 0) *p++ = std::uint8_t(acc);
   tally.quotients_below = below;
   tally.quotients_above = above;
   tally.long_gaps = long_gaps;
   return p;
+}
+
+std::uint8_t* write_gaps_baseline(const ChunkSelection& s, unsigned k, unsigned k_below, std::uint8_t* out,
+                                  GapTally& tally) {
+  return k >= 4 ? write_gaps_body<true>(s, k, k_below, out, tally) : write_gaps_body<false>(s, k, k_below, out, tally);
+}
+
+#ifdef H5SPARSE_BMI2_KERNELS
+H5SPARSE_TARGET_BMI2 std::uint8_t* write_gaps_bmi2(const ChunkSelection& s, unsigned k, unsigned k_below,
+                                                   std::uint8_t* out, GapTally& tally) {
+  return k >= 4 ? write_gaps_body<true>(s, k, k_below, out, tally) : write_gaps_body<false>(s, k, k_below, out, tally);
+}
+#endif
+
+std::uint8_t* write_gaps(const ChunkSelection& s, unsigned k, unsigned k_below, std::uint8_t* out, GapTally& tally) {
+#ifdef H5SPARSE_BMI2_KERNELS
+  if (cpu_has_bmi2()) return write_gaps_bmi2(s, k, k_below, out, tally);
+#endif
+  return write_gaps_baseline(s, k, k_below, out, tally);
 }
 
 }  // namespace
@@ -175,7 +204,9 @@ std::uint64_t append_rice_gaps(const ChunkSelection& s, std::uint64_t count, Byt
   const unsigned k = std::min(divisor < 1 ? 0 : unsigned(std::lround(std::log2(divisor))), kMaxRiceParameter - 1);
   const unsigned k_below = k > 0 ? k - 1 : 0;
   // At most count (k + 1) + (sum of gaps >> k) bits for any k.
-  const auto room = [&](unsigned kk) { return std::size_t((count * (kk + 1) + ((spread - count) >> kk) + 7) / 8); };
+  const auto room = [&](unsigned kk) {  // with the 8 bytes write_gaps may store past its end
+    return std::size_t((count * (kk + 1) + ((spread - count) >> kk) + 7) / 8) + 8;
+  };
   const std::size_t at = out.size();
   out.resize(at + 1 + room(k));
   out[at] = std::uint8_t(k);

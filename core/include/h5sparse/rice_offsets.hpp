@@ -22,7 +22,8 @@ std::uint64_t least_rice_bits(const ChunkSelection& s, std::uint64_t count);
 /// (> 0) defined elements. The parameter is the one the mean gap suggests, or a neighbour
 /// when that is smaller: one pass measures the neighbours while writing (a second pass only
 /// when a neighbour wins). Returns the number of gaps of 128 and more, which take two bytes or
-/// more as varints (the offsets encoding's lower bound).
+/// more as varints (the offsets encoding's lower bound), when the parameter first tried is 4
+/// or more; below, 0: the codes then average under 8 bits, so varint offsets cannot compete.
 std::uint64_t append_rice_gaps(const ChunkSelection& s, std::uint64_t count, Bytes& out);
 
 /// Reads `count` Rice-coded gaps with parameter k from exactly `size` bytes and sets the
