@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 
@@ -432,12 +433,16 @@ ChunkSelection decode_selection(const std::uint8_t* data, std::size_t size,
               "encoded selection: bitmap of " + std::to_string(size - 1) + " bytes for " + std::to_string(n) +
                   " elements");
       // The bitmap's byte order is the little-endian byte order of the in-memory words.
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+      std::memcpy(s.word_data(), data + 1, size - 1);
+#else
       for (std::uint64_t w = 0; w * 8 < size - 1; ++w) {
         std::uint64_t word = 0;
         const std::size_t bytes = std::min<std::size_t>(8, size - 1 - w * 8);
         for (std::size_t b = 0; b < bytes; ++b) word |= std::uint64_t(data[1 + w * 8 + b]) << (8 * b);
         s.set_word(w, word);
       }
+#endif
       H5SPARSE_FAIL_IF(n % 8 != 0 && (data[size - 1] >> (n % 8)) != 0, ErrorCode::corrupt_data,
               "encoded selection: bitmap has bits past the last element");
       return s;
