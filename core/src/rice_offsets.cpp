@@ -333,7 +333,7 @@ bool read_gaps_fast(const std::uint8_t* data, std::size_t size, unsigned k, std:
       if (j) continue;
       v = load_le64(data + (at >> 3)) >> (at & 7);
     }
-    const unsigned q = unsigned(__builtin_ctzll(~v));
+    const unsigned q = unsigned(__builtin_ctzll(~v | std::uint64_t(1) << 57));  // v may be all ones
     if (q + 1 + k > 57) break;  // a long unary run or a large k: the general loop
     const std::uint64_t gap = std::uint64_t(q) << k | ((v >> (q + 1)) & mask);
     if (gap >= n - pos) corrupt("offset outside the chunk");
