@@ -10,6 +10,7 @@
 #include "h5sparse_vol.h"
 #include "info.hpp"
 #include "optional_ops.hpp"
+#include "wrapper_memory.hpp"
 
 static_assert(H5_VERS_MAJOR == 1 && H5_VERS_MINOR >= 14, "the VOL class table below is HDF5 1.14's (version 3)");
 
@@ -27,6 +28,7 @@ herr_t initialize(hid_t /*vipl_id*/) noexcept {
 herr_t terminate() noexcept {
   herr_t rc = 0;
   hdf5::preserving_error_stack([&rc] { rc = unregister_operations(); });
+  wrapper_memory.drain();
   return rc;
 }
 

@@ -52,7 +52,7 @@ template <auto Api, typename Buffer>
 herr_t transfer_below(ConnectorBelow& below, size_t count, void* under[], hid_t mem_types[], hid_t mem_spaces[],
                       hid_t file_spaces[], hid_t dxpl_id, Buffer bufs[], void** req) {
   const herr_t rc = call_below<Api>(
-      below, [&](auto callback) { return callback(count, under, mem_types, mem_spaces, file_spaces, dxpl_id, bufs, req); },
+      below.cls, [&](auto callback) { return callback(count, under, mem_types, mem_spaces, file_spaces, dxpl_id, bufs, req); },
       [&] { return Api(count, under, below.id, mem_types, mem_spaces, file_spaces, dxpl_id, bufs, req); });
   if (rc >= 0) wrap_request(req, below.id);
   return rc;

@@ -53,6 +53,7 @@ H5SPARSE_CLASS_SLOT(H5VLdatatype_specific, datatype_cls.specific)
 H5SPARSE_CLASS_SLOT(H5VLdatatype_optional, datatype_cls.optional)
 H5SPARSE_CLASS_SLOT(H5VLdatatype_close, datatype_cls.close)
 H5SPARSE_CLASS_SLOT(H5VLfile_get, file_cls.get)
+H5SPARSE_CLASS_SLOT(H5VLfile_optional, file_cls.optional)
 H5SPARSE_CLASS_SLOT(H5VLfile_close, file_cls.close)
 H5SPARSE_CLASS_SLOT(H5VLgroup_create, group_cls.create)
 H5SPARSE_CLASS_SLOT(H5VLgroup_open, group_cls.open)
@@ -65,47 +66,111 @@ H5SPARSE_CLASS_SLOT(H5VLlink_optional, link_cls.optional)
 H5SPARSE_CLASS_SLOT(H5VLobject_get, object_cls.get)
 H5SPARSE_CLASS_SLOT(H5VLobject_specific, object_cls.specific)
 H5SPARSE_CLASS_SLOT(H5VLobject_optional, object_cls.optional)
+H5SPARSE_CLASS_SLOT(H5VLintrospect_opt_query, introspect_cls.opt_query)
+H5SPARSE_CLASS_SLOT(H5VLblob_put, blob_cls.put)
+H5SPARSE_CLASS_SLOT(H5VLblob_get, blob_cls.get)
+H5SPARSE_CLASS_SLOT(H5VLblob_specific, blob_cls.specific)
+H5SPARSE_CLASS_SLOT(H5VLblob_optional, blob_cls.optional)
 
 #undef H5SPARSE_CLASS_SLOT
 
-/// Calls `Under`'s class callback of the connector below directly when known, else `Under`
-/// itself; `direct(callback)` and `via_api()` place the arguments.
-template <auto Under, typename Direct, typename ViaApi>
-decltype(auto) call_below(const ConnectorBelow& below, Direct&& direct, ViaApi&& via_api) {
+/// The class callback of the connector below (class table `cls`) that `Under` would call, or
+/// nullptr: the class is unknown, or `Under` does more than call it (no ClassSlot).
+template <auto Under, typename Callback>
+[[gnu::always_inline]] inline Callback class_callback(const H5VL_class_t* cls) noexcept {
   if constexpr (ClassSlot<Under>::direct) {
-    if (below.cls != nullptr) {
-      if (const auto callback = ClassSlot<Under>::get(*below.cls)) return direct(callback);
+    if (__builtin_expect(cls != nullptr, 1)) return ClassSlot<Under>::get(*cls);
+  }
+  return nullptr;
+}
+
+/// Calls `Under`'s class callback of the connector below (class table `cls`) directly when
+/// known, else `Under` itself; `direct(callback)` and `via_api()` place the arguments.
+template <auto Under, typename Direct, typename ViaApi>
+[[gnu::always_inline]] inline decltype(auto) call_below(const H5VL_class_t* cls, Direct&& direct, ViaApi&& via_api) {
+  if constexpr (ClassSlot<Under>::direct) {
+    if (__builtin_expect(cls != nullptr, 1)) {
+      if (const auto callback = ClassSlot<Under>::get(*cls)) return direct(callback);
     }
   }
   return via_api();
 }
 
+/// The trailing `void** req` of an operation's arguments, or nullptr when it has none.
 template <typename... Args>
-void wrap_trailing_request(hid_t under_vol_id, Args... args) {
+[[gnu::always_inline]] inline void** trailing_request(Args... args) noexcept {
   if constexpr (sizeof...(Args) > 0) {
     using Last = std::tuple_element_t<sizeof...(Args) - 1, std::tuple<Args...>>;
-    if constexpr (std::is_same_v<Last, void**>)
-      wrap_request(std::get<sizeof...(Args) - 1>(std::tuple<Args...>(args...)), under_vol_id);
+    if constexpr (std::is_same_v<Last, void**>) return std::get<sizeof...(Args) - 1>(std::tuple<Args...>(args...));
   }
+  return nullptr;
 }
+
+/// Wraps the request an operation below started; -1 (reported) when that fails. Out of line
+/// and cold: only an asynchronous connector below starts requests.
+[[gnu::cold, gnu::noinline]] inline herr_t wrap_started_request_reporting(void** req, hid_t under_vol_id,
+                                                                         const char* function) noexcept {
+  return hdf5::call_guarded<herr_t>(hdf5::Origin::connector, function, -1, [&] {
+    wrap_started_request(req, under_vol_id);
+    return herr_t(0);
+  });
+}
+
+/// After a successful operation: wraps the request it started, if any (-1 when that fails).
+template <typename... Args>
+[[gnu::always_inline]] inline herr_t wrap_trailing_request(hid_t under_vol_id, const char* function,
+                                                           Args... args) noexcept {
+  void** req = trailing_request(args...);
+  if (__builtin_expect(req != nullptr && *req != nullptr, 0))
+    return wrap_started_request_reporting(req, under_vol_id, function);
+  return 0;
+}
+
+/// Reports a wrapper that could not be allocated. Cold: only when out of memory.
+[[gnu::cold, gnu::noinline]] inline void* report_no_wrapper(const char* function) noexcept {
+  hdf5::push_error(hdf5::Origin::connector, ErrorCode::out_of_memory, function, "cannot allocate the object's wrapper");
+  return nullptr;
+}
+
+// What a forward costs is mostly the instruction-cache lines it touches (HDF5's own code
+// between two callbacks evicts them), so each forward is laid out as one short straight path
+// for the usual case (class table known, no asynchronous request) and everything else is out
+// of line and cold (`via_api`, request wrapping, allocation failure): GCC moves those to
+// .text.unlikely. The forwards run no code of ours that can throw (a failed allocation or
+// request wrap is reported where it happens), so they need no exception guard. A forward that
+// has nothing to do after the operation ends in a tail call of the connector below: a few
+// loads and a jump, and nothing of ours to return into. Those `call`s are therefore not
+// noexcept (which would keep a frame for std::terminate): what the connector below does is
+// passed on exactly as if HDF5 had called it.
 
 template <auto Under, typename Signature = decltype(Under)>
 struct ForwardIdAt1;
 
 template <auto Under, typename... Args>
 struct ForwardIdAt1<Under, herr_t (*)(void*, hid_t, Args...)> {
-  static herr_t call(void* obj, Args... args) noexcept {
-    return hdf5::call_guarded<herr_t>(hdf5::Origin::connector, "forward", -1, [&] {
-      // Copied first: a refresh (H5Drefresh, H5Grefresh, H5Orefresh...) closes and frees `obj`.
-      Object* o = as_object(obj);
-      void* under = o->under;
-      const hid_t under_vol_id = o->under_vol_id;
-      const herr_t result = call_below<Under>(
-          *o->below, [&](auto callback) { return callback(under, args...); },
-          [&] { return Under(under, under_vol_id, args...); });
-      if (result >= 0) wrap_trailing_request(under_vol_id, args...);
-      return result;
-    });
+  using Callback = herr_t (*)(void*, Args...);
+
+  [[gnu::aligned(64)]] static herr_t call(void* obj, Args... args) {
+    if (__builtin_expect(trailing_request(args...) != nullptr, 0)) return forward_with_request(obj, args...);
+    const Object* o = as_object(obj);
+    if constexpr (!ClassSlot<Under>::direct) return Under(o->under, o->under_vol_id, args...);  // its only way
+    if (const Callback callback = class_callback<Under, Callback>(o->cls)) return callback(o->under, args...);
+    return via_api(o->under, o->under_vol_id, args...);
+  }
+
+ private:
+  [[gnu::cold, gnu::noinline]] static herr_t via_api(void* under, hid_t under_vol_id, Args... args) {
+    return Under(under, under_vol_id, args...);
+  }
+  [[gnu::cold, gnu::noinline]] static herr_t forward_with_request(void* obj, Args... args) noexcept {
+    // Copied first: a refresh (H5Drefresh, H5Grefresh, H5Orefresh...) closes and frees `obj`.
+    const Object* o = as_object(obj);
+    void* const under = o->under;
+    const hid_t under_vol_id = o->under_vol_id;
+    const Callback callback = class_callback<Under, Callback>(o->cls);
+    const herr_t result = callback ? callback(under, args...) : Under(under, under_vol_id, args...);
+    if (result < 0) return result;
+    return wrap_trailing_request(under_vol_id, "forward", args...);
   }
 };
 
@@ -114,17 +179,30 @@ struct ForwardIdAt2;
 
 template <auto Under, typename Second, typename... Args>
 struct ForwardIdAt2<Under, herr_t (*)(void*, Second, hid_t, Args...)> {
-  static herr_t call(void* obj, Second second, Args... args) noexcept {
-    return hdf5::call_guarded<herr_t>(hdf5::Origin::connector, "forward", -1, [&] {
-      Object* o = as_object(obj);  // see ForwardIdAt1
-      void* under = o->under;
-      const hid_t under_vol_id = o->under_vol_id;
-      const herr_t result = call_below<Under>(
-          *o->below, [&](auto callback) { return callback(under, second, args...); },
-          [&] { return Under(under, second, under_vol_id, args...); });
-      if (result >= 0) wrap_trailing_request(under_vol_id, args...);
-      return result;
-    });
+  using Callback = herr_t (*)(void*, Second, Args...);
+
+  [[gnu::aligned(64)]] static herr_t call(void* obj, Second second, Args... args) {
+    if (__builtin_expect(trailing_request(args...) != nullptr, 0))
+      return forward_with_request(obj, second, args...);
+    const Object* o = as_object(obj);
+    if constexpr (!ClassSlot<Under>::direct) return Under(o->under, second, o->under_vol_id, args...);  // its only way
+    if (const Callback callback = class_callback<Under, Callback>(o->cls)) return callback(o->under, second, args...);
+    return via_api(o->under, second, o->under_vol_id, args...);
+  }
+
+ private:
+  [[gnu::cold, gnu::noinline]] static herr_t via_api(void* under, Second second, hid_t under_vol_id, Args... args) {
+    return Under(under, second, under_vol_id, args...);
+  }
+  [[gnu::cold, gnu::noinline]] static herr_t forward_with_request(void* obj, Second second, Args... args) noexcept {
+    const Object* o = as_object(obj);  // see ForwardIdAt1
+    void* const under = o->under;
+    const hid_t under_vol_id = o->under_vol_id;
+    const Callback callback = class_callback<Under, Callback>(o->cls);
+    const herr_t result =
+        callback ? callback(under, second, args...) : Under(under, second, under_vol_id, args...);
+    if (result < 0) return result;
+    return wrap_trailing_request(under_vol_id, "forward", args...);
   }
 };
 
@@ -135,18 +213,22 @@ struct ForwardClose;
 
 template <auto Under, typename... Args>
 struct ForwardClose<Under, herr_t (*)(void*, hid_t, Args...)> {
-  static herr_t call(void* obj, Args... args) noexcept {
-    return hdf5::call_guarded<herr_t>(hdf5::Origin::connector, "close", -1, [&] {
-      Object* o = as_object(obj);
-      const herr_t result = call_below<Under>(
-          *o->below, [&](auto callback) { return callback(o->under, args...); },
-          [&] { return Under(o->under, o->under_vol_id, args...); });
-      if (result >= 0) {
-        wrap_trailing_request(o->under_vol_id, args...);
-        free_wrapper(o);
-      }
-      return result;
-    });
+  using Callback = herr_t (*)(void*, Args...);
+
+  [[gnu::aligned(64)]] static herr_t call(void* obj, Args... args) noexcept {
+    Object* o = as_object(obj);
+    const Callback callback = class_callback<Under, Callback>(o->cls);
+    const herr_t result = callback                         ? callback(o->under, args...)
+                          : !ClassSlot<Under>::direct ? Under(o->under, o->under_vol_id, args...)  // its only way
+                                                      : via_api(o->under, o->under_vol_id, args...);
+    if (result < 0 || wrap_trailing_request(o->under_vol_id, "close", args...) < 0) return -1;
+    free_wrapper(o);
+    return result;
+  }
+
+ private:
+  [[gnu::cold, gnu::noinline]] static herr_t via_api(void* under, hid_t under_vol_id, Args... args) noexcept {
+    return Under(under, under_vol_id, args...);
   }
 };
 
@@ -156,16 +238,22 @@ struct ForwardOpen;
 
 template <auto Under, typename Loc, typename... Args>
 struct ForwardOpen<Under, void* (*)(void*, Loc, hid_t, Args...)> {
-  static void* call(void* obj, Loc loc, Args... args) noexcept {
-    return hdf5::call_guarded<void*>(hdf5::Origin::connector, "open", nullptr, [&]() -> void* {
-      Object* o = as_object(obj);
-      void* under = call_below<Under>(
-          *o->below, [&](auto callback) { return callback(o->under, loc, args...); },
-          [&] { return Under(o->under, loc, o->under_vol_id, args...); });
-      if (under == nullptr) return nullptr;
-      wrap_trailing_request(o->under_vol_id, args...);
-      return wrap_under(under, *o->below);
-    });
+  using Callback = void* (*)(void*, Loc, Args...);
+
+  [[gnu::aligned(64)]] static void* call(void* obj, Loc loc, Args... args) noexcept {
+    const Object* o = as_object(obj);
+    const Callback callback = class_callback<Under, Callback>(o->cls);
+    void* under = callback                    ? callback(o->under, loc, args...)
+                  : !ClassSlot<Under>::direct ? Under(o->under, loc, o->under_vol_id, args...)  // its only way
+                                              : via_api(o->under, loc, o->under_vol_id, args...);
+    if (under == nullptr || wrap_trailing_request(o->under_vol_id, "open", args...) < 0) return nullptr;
+    if (Object* object = new_wrapper(under, *o->below)) return object;
+    return report_no_wrapper("open");
+  }
+
+ private:
+  [[gnu::cold, gnu::noinline]] static void* via_api(void* under, Loc loc, hid_t under_vol_id, Args... args) noexcept {
+    return Under(under, loc, under_vol_id, args...);
   }
 };
 

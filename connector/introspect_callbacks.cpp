@@ -5,6 +5,7 @@
 
 #include "callbacks.hpp"
 #include "error_stack.hpp"
+#include "forward.hpp"
 #include "info.hpp"
 #include "object.hpp"
 #include "optional_ops.hpp"
@@ -38,8 +39,10 @@ herr_t opt_query(void* obj, H5VL_subclass_t cls, int opt_type, uint64_t* flags) 
       *flags = H5VL_OPT_QUERY_SUPPORTED | H5VL_OPT_QUERY_QUERY_METADATA;
       return 0;
     }
-    Object* o = as_object(obj);
-    return H5VLintrospect_opt_query(o->under, o->under_vol_id, cls, opt_type, flags);
+    const Object* o = as_object(obj);
+    return call_below<H5VLintrospect_opt_query>(
+        o->cls, [&](auto callback) { return callback(o->under, cls, opt_type, flags); },
+        [&] { return H5VLintrospect_opt_query(o->under, o->under_vol_id, cls, opt_type, flags); });
   });
 }
 

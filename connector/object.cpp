@@ -14,10 +14,6 @@
 
 namespace h5sparse::vol {
 
-Object::Object(void* under_object, ConnectorBelow& below_connector)
-    : under(under_object), under_vol_id(below_connector.id), below(&below_connector) {}
-Object::~Object() = default;
-
 namespace {
 
 std::mutex below_mutex;
@@ -87,7 +83,8 @@ ConnectorBelow& retain_connector(hid_t under_vol_id, void* under_object) {
   }
   below->holds_id_reference = !is_library_native_id(under_vol_id);
   if (below->holds_id_reference) H5Iinc_ref(under_vol_id);
-  below->native = names_native(under_vol_id);
+  below->native = is_library_native_id(under_vol_id) || names_native(under_vol_id);
+  below->plain_native = below->native && !below->holds_id_reference;
   // The native class table is the library's own for its lifetime: learnt once (a program that
   // opens and closes one file at a time takes a first reference on every open).
   if (!below->native || below->cls == nullptr) below->cls = class_of(under_object, under_vol_id);
@@ -103,16 +100,10 @@ ConnectorBelow* known_native_connector(hid_t under_vol_id) noexcept {
   }
   if (found == nullptr || found->references.load() > 0) return found;
   // Not referenced now: make sure the ID still names the native connector.
-  return names_native(under_vol_id) ? found : nullptr;
+  return is_library_native_id(under_vol_id) || names_native(under_vol_id) ? found : nullptr;
 }
 
-ConnectorBelow& retain_connector(ConnectorBelow& below) noexcept {
-  below.references.fetch_add(1, std::memory_order_relaxed);  // the caller holds one: never a first
-  return below;
-}
-
-void release_connector(ConnectorBelow& below) noexcept {
-  if (below.references.fetch_sub(1, std::memory_order_acq_rel) > 1) return;
+void release_last_reference(ConnectorBelow& below) noexcept {
   if (!below.native) {
     std::lock_guard<std::mutex> lock(below_mutex);
     below.cls = nullptr;  // learnt again if the ID is retained again
@@ -126,35 +117,24 @@ void release_connector(ConnectorBelow& below) noexcept {
 Object* wrap_under(void* under, hid_t under_vol_id) {
   if (under == nullptr) return nullptr;
   ConnectorBelow& below = retain_connector(under_vol_id, under);
-  try {
-    return new Object(under, below);
-  } catch (...) {
-    release_connector(below);
-    throw;
-  }
+  Object* object = new_wrapper(under, below);
+  release_connector(below);  // new_wrapper took its own
+  if (object == nullptr) throw std::bad_alloc();
+  return object;
 }
 
 Object* wrap_under(void* under, ConnectorBelow& below) {
   if (under == nullptr) return nullptr;
-  auto* object = new Object(under, below);
-  retain_connector(below);
-  return object;
-}
-
-void free_wrapper(Object* object) noexcept {
-  if (object == nullptr) return;
-  release_connector(*object->below);
-  delete object;
+  if (Object* object = new_wrapper(under, below)) return object;
+  throw std::bad_alloc();
 }
 
 void wrap_started_request(void** req, hid_t under_vol_id) {
   ConnectorBelow& below = retain_connector(under_vol_id, nullptr);  // requests are no objects
-  try {
-    *req = new Object(*req, below);
-  } catch (...) {
-    release_connector(below);
-    throw;
-  }
+  Object* request = new_wrapper(*req, below);
+  release_connector(below);  // new_wrapper took its own
+  if (request == nullptr) throw std::bad_alloc();
+  *req = request;
 }
 
 }  // namespace h5sparse::vol

@@ -6,6 +6,9 @@
 
 #include <atomic>
 #include <memory>
+#include <new>
+
+#include "wrapper_memory.hpp"
 
 namespace h5sparse::vol {
 
@@ -32,6 +35,9 @@ struct ConnectorBelow {
   bool holds_id_reference = true;
   /// The native connector: its objects need no wrapping (its wrap callbacks are all NULL).
   bool native = false;
+  /// native && !holds_id_reference: wrap contexts are the shared one and take no reference,
+  /// so get_wrap_ctx and free_wrap_ctx test one byte.
+  bool plain_native = false;
   /// The connector's class table, when the connector reports it (introspection; kept for the
   /// native connector, whose table is the library's own, forgotten for others at zero): its
   /// callbacks are then called directly, as HDF5 does for the top connector, instead of
@@ -47,40 +53,76 @@ struct ConnectorBelow {
 /// comparison, where taking and dropping a reference are API calls, several per file open.
 inline bool is_library_native_id(hid_t id) noexcept { return id == H5VL_NATIVE; }
 
+/// Deletes a SparseDataset where its type is complete (sparse_dataset.cpp), so that Object's
+/// destructor stays inline: a test of `sparse` on every close, a call only for sparse ones.
+struct SparseDatasetDelete {
+  SparseDatasetDelete() noexcept = default;
+  SparseDatasetDelete(std::default_delete<SparseDataset>) noexcept {}  // from SparseDataset::detect
+  [[gnu::cold]] void operator()(SparseDataset* dataset) const noexcept;
+};
+
 struct Object {
-  Object(void* under_object, ConnectorBelow& below_connector);
-  ~Object();
+  Object(void* under_object, ConnectorBelow& below_connector) noexcept
+      : under(under_object), under_vol_id(below_connector.id), below(&below_connector), cls(below_connector.cls) {}
   void* under;                           ///< the object of the connector below
   hid_t under_vol_id;                    ///< the connector below (retained), == below->id
   ConnectorBelow* below;                 ///< its record
-  std::unique_ptr<SparseDataset> sparse;  ///< set for datasets with structured chunks
+  /// below->cls when the wrapper was made, which stays so while the wrapper holds its
+  /// reference (a record forgets its table only at zero references): one load less on every
+  /// forwarded call.
+  const H5VL_class_t* cls;
+  std::unique_ptr<SparseDataset, SparseDatasetDelete> sparse;  ///< set for datasets with structured chunks
 };
 
 /// Takes one of our references on a connector below; returns its record. `under_object`, one
 /// of the connector's objects or nullptr, lets a first reference learn the connector's class.
 ConnectorBelow& retain_connector(hid_t under_vol_id, void* under_object);
-ConnectorBelow& retain_connector(ConnectorBelow& below) noexcept;
+/// Another reference on a record the caller holds one on (never a first one).
+inline ConnectorBelow& retain_connector(ConnectorBelow& below) noexcept {
+  below.references.fetch_add(1, std::memory_order_relaxed);
+  return below;
+}
+/// Gives HDF5's reference back (and forgets a non-native class table) after the last one.
+[[gnu::noinline]] void release_last_reference(ConnectorBelow& below) noexcept;
 /// Drops one reference (the last one gives HDF5's reference back).
-void release_connector(ConnectorBelow& below) noexcept;
+inline void release_connector(ConnectorBelow& below) noexcept {
+  if (__builtin_expect(below.references.fetch_sub(1, std::memory_order_acq_rel) > 1, 1)) return;
+  release_last_reference(below);
+}
 
 /// The record of `under_vol_id` when it is the native connector with its class known (its
 /// callbacks can be called directly, referenced or not), else nullptr.
 ConnectorBelow* known_native_connector(hid_t under_vol_id) noexcept;
+
+/// A new wrapper of an object of `below`, taking a reference; nullptr when out of memory
+/// (nothing reported: the caller does).
+inline Object* new_wrapper(void* under, ConnectorBelow& below) noexcept {
+  void* memory = wrapper_memory.take(sizeof(Object));
+  if (__builtin_expect(memory == nullptr, 0)) return nullptr;
+  retain_connector(below);
+  return new (memory) Object(under, below);
+}
 
 /// Wraps an object of the connector below; returns nullptr when `under` is nullptr.
 Object* wrap_under(void* under, hid_t under_vol_id);
 Object* wrap_under(void* under, ConnectorBelow& below);
 
 /// Releases a wrapper (not the object below), preserving the current error stack.
-void free_wrapper(Object* object) noexcept;
+inline void free_wrapper(Object* object) noexcept {
+  if (object == nullptr) return;
+  ConnectorBelow& below = *object->below;
+  object->~Object();
+  wrapper_memory.give(object);
+  release_connector(below);
+}
 
 /// Wraps the asynchronous request an operation below started (`*req` set).
-void wrap_started_request(void** req, hid_t under_vol_id);
+[[gnu::cold]] void wrap_started_request(void** req, hid_t under_vol_id);
 
 /// After an operation that may have started an asynchronous request below, wraps it. The test
 /// is inline: almost no operation starts one.
 inline void wrap_request(void** req, hid_t under_vol_id) {
-  if (req != nullptr && *req != nullptr) wrap_started_request(req, under_vol_id);
+  if (__builtin_expect(req != nullptr && *req != nullptr, 0)) wrap_started_request(req, under_vol_id);
 }
 
 inline Object* as_object(void* obj) noexcept { return static_cast<Object*>(obj); }

@@ -341,6 +341,8 @@ void SparseDataset::erase(hid_t file_space, hid_t dxpl) {
   }
 }
 
+void SparseDatasetDelete::operator()(SparseDataset* dataset) const noexcept { delete dataset; }
+
 void attach_sparse(Object* dataset, hid_t dxpl) {
   try {
     dataset->sparse = SparseDataset::detect(dataset->under, dataset->under_vol_id, dxpl);
