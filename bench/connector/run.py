@@ -13,13 +13,15 @@ alternate run by run within a round (native, h5sparse, pass_through, then the re
 the next round), for --rounds rounds. Per setup the table gives the minimum and the median of
 the samples; the ratio to native is given three ways: of the minima, of the medians, and the
 median of the per-round ratios (each h5sparse sample divided by the native sample taken next to
-it, which cancels drift slower than a round) with the interquartile range of those ratios.
-A difference is resolved when the three ratios agree and the interquartile range excludes 1.
+it, which cancels drift slower than a round) with a distribution-free 95% confidence interval
+of that median. A difference is resolved when the interval excludes 1; to resolve 5% the
+interval must be narrower than that, which takes more rounds the noisier the machine.
 The load average before and after is printed: numbers from a loaded machine are indicative.
 
 --instructions counts instructions with callgrind, --cache instruction- and data-cache
 misses with cachegrind (both deterministic; marginal cost of the work, startup excluded)."""
 import argparse
+import math
 import os
 import statistics
 import subprocess
@@ -65,16 +67,22 @@ def sample(binary, workdir, rounds, groups, mib):
     return samples
 
 
-def quartiles(values):
-    if len(values) < 4:
-        return min(values), max(values)
-    q = statistics.quantiles(values, n=4)
-    return q[0], q[2]
+def median_interval(values, confidence=0.95):
+    """Distribution-free confidence interval of the median: the k-th smallest and k-th largest
+    sample, k the largest with P(Binomial(n, 1/2) < k) <= (1 - confidence) / 2 (the whole range
+    when there are too few samples for that)."""
+    ordered, n = sorted(values), len(values)
+    tail, k, below = (1 - confidence) / 2, 0, 0.0
+    while k < n // 2 and below + math.comb(n, k) / 2 ** n <= tail:
+        below += math.comb(n, k) / 2 ** n
+        k += 1
+    k = max(k, 1)
+    return ordered[k - 1], ordered[n - k]
 
 
 def timing_table(samples, clock):
     lines = ["| phase | native min / median s | pass_through min / median s | h5sparse min / median s "
-             "| h5sparse / native: of minima | of medians | paired median [IQR] "
+             "| h5sparse / native: of minima | of medians | paired median [95% CI] "
              "| pass_through / native paired median |",
              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for phase in PHASES.values():
@@ -83,7 +91,7 @@ def timing_table(samples, clock):
             cells = [f"{min(v):.3f} / {statistics.median(v):.3f}" for v in s.values()]
             ours = [h / n for h, n in zip(s["h5sparse"], s["native"])]
             theirs = [p / n for p, n in zip(s["pass_through"], s["native"])]
-            low, high = quartiles(ours)
+            low, high = median_interval(ours)
             lines.append(f"| {name} ({clock}) | " + " | ".join(cells) +
                          f" | {min(s['h5sparse']) / min(s['native']):.3f}"
                          f" | {statistics.median(s['h5sparse']) / statistics.median(s['native']):.3f}"
@@ -143,8 +151,9 @@ def main():
     args = parser.parse_args()
     binary = os.path.join(args.build, "bin", "connector_bench")
     groups, mib = (2000, 64) if args.quick else (20000, 1024)
-    lines = ["Command: `scripts/dev run python3 bench/connector/run.py" + (" --quick" if args.quick else "") +
-             f" --rounds {args.rounds}`",
+    flags = (" --quick" if args.quick else "") + f" --rounds {args.rounds}" + \
+        (" --instructions" if args.instructions else "") + (" --cache" if args.cache else "")
+    lines = [f"Command: `scripts/dev run python3 bench/connector/run.py{flags}`",
              f"({groups:,} groups x 5 attributes; {mib:,} MiB dataset in 1 MiB chunks; 2,000 open/close; "
              f"{args.rounds} alternating rounds, a fresh process per sample)", ""]
     if args.rounds > 0:
