@@ -105,9 +105,8 @@ namespace {
 // Writes the Rice codes of the gaps of `s` with parameter k at `out` (room for every byte they
 // take) and returns the end. Also sums the quotients of parameters `k_below` and
 // k + 1, so the caller learns whether a neighbouring parameter would have been smaller, and
-// counts the gaps that need varints of two bytes or more. Bits accumulate in `acc` (`used` of
-// them) and leave 64 at a time. Locals, not a writer object: this loop is a hot path of
-// writes (6,500 gaps per chunk at 10% density).
+// counts the gaps that need varints of two bytes or more. This loop is a hot path of writes
+// (6,500 gaps per chunk at 10% density): codes longer than 56 bits are written out of line.
 struct GapTally {
   std::uint64_t quotients_below = 0, quotients_above = 0;  // sums of gap >> k_below, gap >> (k + 1)
   std::uint64_t long_gaps = 0;                              // gaps of 128 and more
@@ -120,6 +119,39 @@ void store_le64(std::uint8_t* p, std::uint64_t v) {
   std::memcpy(p, &v, 8);
 }
 
+// The bit writer of write_gaps: bits accumulate in `acc` (`used` of them, < 64) and leave 64
+// at a time to `p`.
+struct RiceSink {
+  std::uint8_t* p;
+  std::uint64_t acc;
+  unsigned used;
+};
+
+__attribute__((always_inline)) inline void put_bits(RiceSink& out, std::uint64_t value, unsigned n) {
+  // value < 2^n, n <= 56
+  out.acc |= value << out.used;
+  if (out.used + n >= 64) {  // acc is full: out it goes, the rest of value stays (used >= 8)
+    store_le64(out.p, out.acc);
+    out.p += 8;
+    out.acc = value >> (64 - out.used);
+    out.used = out.used + n - 64;
+  } else {
+    out.used += n;
+  }
+}
+
+// A code longer than 56 bits (a long unary part), off the hot loop.
+__attribute__((noinline)) RiceSink put_long_code(RiceSink out, std::uint64_t gap, std::uint64_t q, unsigned k) {
+  for (std::uint64_t left = q; left > 0;) {
+    const unsigned part = unsigned(std::min<std::uint64_t>(left, 32));
+    put_bits(out, low_bits(part), part);
+    left -= part;
+  }
+  put_bits(out, 0, 1);
+  put_bits(out, gap & low_bits(k), k);
+  return out;
+}
+
 // The body of write_gaps, compiled twice: for baseline x86-64 and with BMI2 (write_gaps).
 // CountLong: count the long gaps; below k = 4 a code takes under 8 bits on average, so varint
 // offsets (8 bits a gap at least) never compete and the count is not needed (left 0).
@@ -127,49 +159,30 @@ template <bool CountLong>
 __attribute__((always_inline)) inline std::uint8_t* write_gaps_body(const ChunkSelection& s, unsigned k,
                                                                      unsigned k_below, std::uint8_t* out,
                                                                      GapTally& tally) {
-  std::uint8_t* p = out;
-  std::uint64_t acc = 0;
-  unsigned used = 0;  // < 64
-  const auto put = [&](std::uint64_t value, unsigned n) {  // value < 2^n, n <= 56
-    acc |= value << used;
-    if (used + n >= 64) {  // acc is full: out it goes, the rest of value stays (used >= 8)
-      store_le64(p, acc);
-      p += 8;
-      acc = value >> (64 - used);
-      used = used + n - 64;
-    } else {
-      used += n;
-    }
-  };
-  const std::uint64_t mask = low_bits(k);
-  const unsigned k_step = k - k_below;
+  RiceSink sink{out, 0, 0};
   std::uint64_t below = 0, above = 0, long_gaps = 0;
-  const std::vector<std::uint64_t>& words = s.words();
-  std::uint64_t next = 0;
-  for (std::size_t wi = 0; wi < words.size(); ++wi) {
+  const std::uint64_t* const words = s.words().data();
+  const std::size_t count = s.words().size();
+  std::uint64_t next = 0, base = 0;
+  for (std::size_t wi = 0; wi < count; ++wi, base += 64) {
     for (std::uint64_t w = words[wi]; w; w &= w - 1) {
-      const std::uint64_t i = (std::uint64_t(wi) << 6) + std::uint64_t(__builtin_ctzll(w));
+      const std::uint64_t i = base + std::uint64_t(__builtin_ctzll(w));
       const std::uint64_t gap = i - next;
       next = i + 1;
-      const std::uint64_t shifted = gap >> k_below;
-      const std::uint64_t q = shifted >> k_step;
-      below += shifted;
+      const std::uint64_t q = gap >> k;
+      below += gap >> k_below;
       above += q >> 1;
       if constexpr (CountLong) long_gaps += gap >= 0x80;
-      if (q + 1 + k <= 56) {  // the whole code in one field: q ones, a zero, the low bits
-        put(((((gap & mask) << 1) | 1) << q) - 1, unsigned(q + 1 + k));
-        continue;
+      if (__builtin_expect(q + 1 + k <= 56, 1)) {  // the whole code in one field: q ones, a zero, the low bits
+        put_bits(sink, ((((gap & ((std::uint64_t(1) << k) - 1)) << 1) | 1) << q) - 1, unsigned(q + 1 + k));
+      } else {
+        sink = put_long_code(sink, gap, q, k);
       }
-      for (std::uint64_t left = q; left > 0;) {
-        const unsigned part = unsigned(std::min<std::uint64_t>(left, 32));
-        put(low_bits(part), part);
-        left -= part;
-      }
-      put(0, 1);
-      put(gap & mask, k);
     }
   }
-  for (; used > 0; used = used > 8 ? used - 8 : 0, acc >>= 8) *p++ = std::uint8_t(acc);
+  std::uint8_t* p = sink.p;
+  for (std::uint64_t acc = sink.acc, used = sink.used; used > 0; used = used > 8 ? used - 8 : 0, acc >>= 8)
+    *p++ = std::uint8_t(acc);
   tally.quotients_below = below;
   tally.quotients_above = above;
   tally.long_gaps = long_gaps;
@@ -290,32 +303,39 @@ std::uint64_t load_le64(const std::uint8_t* p) {
 }
 
 // Decodes codes while at least 8 stream bytes are left at the position (so no entry reads the
-// padding) and the next element is more than 4 patterns before the chunk's end (so no check per
-// code is needed). Each word of the bitmap is kept in `acc` while it is being made and stored
-// whole after each code or pattern (the selection is empty: no read-modify-write). Advances
-// `bit` and `next` (the element after the last offset); stops early at a code it leaves to
-// the general loop. Returns whether it decoded anything.
-bool read_gaps_fast(const std::uint8_t* data, std::size_t size, unsigned k, std::uint64_t n, std::uint64_t* words,
-                    std::uint64_t& bit, std::uint64_t& next) {
+// padding) and the next element is more than 4 patterns and a word before the chunk's end (so
+// no check per code is needed, and 8-byte stores stay inside the bitmap). The bitmap is made a
+// byte at a time: `acc` holds the bits from the byte of the position on, and after each
+// pattern all 8 of its bytes are stored (the selection is empty: plain stores, no read back)
+// and the completed bytes dropped. Advances `bit` and `next` (the element after the last
+// offset); stops early at a code it leaves to the general loop. Returns whether it decoded
+// anything. The body is compiled for baseline x86-64 and with BMI2 (read_gaps_fast).
+__attribute__((always_inline)) inline bool read_gaps_fast_body(const std::uint8_t* data, std::size_t size, unsigned k,
+                                                               std::uint64_t n, std::uint64_t* words, std::uint64_t& bit,
+                                                               std::uint64_t& next) {
 #if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
   return false;  // the bitmap words are not little-endian bytes there; the general loop
 #endif
-  if (size < 8 || n <= 4 * kPatternBits) return false;
+  if (size < 8 || n <= 4 * kPatternBits + 64) return false;
   const std::uint64_t bit_limit = 8 * std::uint64_t(size - 7);  // an 8-byte load at bit / 8 stays inside
-  const std::uint64_t pos_limit = n - 4 * kPatternBits;
+  const std::uint64_t pos_limit = n - 4 * kPatternBits - 64;
   const RiceTable* table = k <= kMaxTableParameter ? &table_for(k) : nullptr;
   const std::uint64_t mask = low_bits(k);
-  std::uint64_t pos = 0, at = 0, acc = 0;  // acc: bits of word pos / 64 below pos
-  // One pattern at pos (length >= 1, top bit set), the word stored, acc moved on when complete.
+  std::uint8_t* const bytes = reinterpret_cast<std::uint8_t*>(words);
+  std::uint8_t* const out_limit = bytes + (pos_limit >> 3);
+  std::uint8_t* out = bytes;  // the position is element 8 * (out - bytes) + o
+  unsigned o = 0;
+  std::uint64_t at = 0, acc = 0;
+  // One pattern (length <= 56, top bit set) at the position.
   const auto put = [&](std::uint64_t pattern, unsigned length) {
-    const unsigned o = unsigned(pos & 63);
-    const std::uint64_t low = acc | pattern << o;
-    words[pos >> 6] = low;
-    const std::uint64_t end = pos + length;
-    acc = ((pos ^ end) >> 6) ? (pattern >> 1) >> (63 - o) : low;  // the bits past the word
-    pos = end;
+    acc |= pattern << o;
+    store_le64(out, acc);
+    o += length;
+    out += o >> 3;
+    acc >>= o & ~7u;
+    o &= 7;
   };
-  while (at < bit_limit && pos < pos_limit) {
+  while (at < bit_limit && out < out_limit) {
     std::uint64_t v = load_le64(data + (at >> 3)) >> (at & 7);  // 57 bits or more of stream
     if (table) {
       // Up to 4 entries from one load: they read at most 3 x 12 + 12 = 48 of its 57 bits.
@@ -336,26 +356,41 @@ bool read_gaps_fast(const std::uint8_t* data, std::size_t size, unsigned k, std:
     const unsigned q = unsigned(__builtin_ctzll(~v | std::uint64_t(1) << 57));  // v may be all ones
     if (q + 1 + k > 57) break;  // a long unary run or a large k: the general loop
     const std::uint64_t gap = std::uint64_t(q) << k | ((v >> (q + 1)) & mask);
-    if (gap >= n - pos) corrupt("offset outside the chunk");
     if (gap < kPatternBits) {
       put(std::uint64_t(1) << gap, unsigned(gap) + 1);
-    } else {  // past the next words: those stay zero
-      const std::uint64_t target = pos + gap;
-      if ((target >> 6) != (pos >> 6)) {
-        words[pos >> 6] = acc;  // bits a pattern carried over, if any
-        acc = 0;
-      }
-      acc |= std::uint64_t(1) << (target & 63);
-      words[target >> 6] = acc;
-      pos = target + 1;
-      if ((pos & 63) == 0) acc = 0;
+    } else {  // the bytes up to the offset stay zero
+      const std::uint64_t target = 8 * std::uint64_t(out - bytes) + o + gap;
+      if (target >= pos_limit) break;  // near the end (or outside): the general loop checks it
+      out = bytes + (target >> 3);
+      o = unsigned(target & 7);
+      acc = 0;
+      put(1, 1);
     }
     at += q + 1 + k;
   }
-  if (acc) words[pos >> 6] = acc;  // the bits a pattern carried past its word
   bit = at;
-  next = pos;
+  next = 8 * std::uint64_t(out - bytes) + o;
   return at > 0;
+}
+
+bool read_gaps_fast_baseline(const std::uint8_t* data, std::size_t size, unsigned k, std::uint64_t n,
+                             std::uint64_t* words, std::uint64_t& bit, std::uint64_t& next) {
+  return read_gaps_fast_body(data, size, k, n, words, bit, next);
+}
+
+#ifdef H5SPARSE_BMI2_KERNELS
+H5SPARSE_TARGET_BMI2 bool read_gaps_fast_bmi2(const std::uint8_t* data, std::size_t size, unsigned k, std::uint64_t n,
+                                              std::uint64_t* words, std::uint64_t& bit, std::uint64_t& next) {
+  return read_gaps_fast_body(data, size, k, n, words, bit, next);
+}
+#endif
+
+bool read_gaps_fast(const std::uint8_t* data, std::size_t size, unsigned k, std::uint64_t n, std::uint64_t* words,
+                    std::uint64_t& bit, std::uint64_t& next) {
+#ifdef H5SPARSE_BMI2_KERNELS
+  if (cpu_has_bmi2()) return read_gaps_fast_bmi2(data, size, k, n, words, bit, next);
+#endif
+  return read_gaps_fast_baseline(data, size, k, n, words, bit, next);
 }
 
 }  // namespace
@@ -368,7 +403,7 @@ void read_rice_gaps(const std::uint8_t* data, std::size_t size, std::uint64_t co
   std::uint64_t bit = 0, next = 0, i = 0;  // next <= n; at n, any further offset is outside
   if (read_gaps_fast(data, size, k, n, words, bit, next)) {
     // Every code set one bit: count them (a corrupt stream may hold more codes than `count`).
-    for (std::uint64_t w = 0; w < (next + 63) >> 6; ++w) i += popcount64(words[w]);
+    i = count_set_bits(words, std::size_t((next + 63) >> 6));
     if (i > count) corrupt("more gaps than the count");
   }
   // The rest (the last codes, long ones), code by code with every check.

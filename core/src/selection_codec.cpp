@@ -217,16 +217,16 @@ H5SPARSE_TARGET_POPCNT std::uint64_t count_runs_popcnt(const std::uint64_t* word
 }
 #endif
 
-std::uint64_t count_set(const std::vector<std::uint64_t>& words) {
-#ifdef H5SPARSE_BMI2_KERNELS
-  if (cpu_has_popcnt()) return count_set_popcnt(words.data(), words.size());
-#endif
-  return count_set_body(words.data(), words.size());
-}
-
 }  // namespace
 
-std::uint64_t ChunkSelection::defined_count() const noexcept { return count_set(words_); }
+std::uint64_t count_set_bits(const std::uint64_t* words, std::size_t n) noexcept {
+#ifdef H5SPARSE_BMI2_KERNELS
+  if (cpu_has_popcnt()) return count_set_popcnt(words, n);
+#endif
+  return count_set_body(words, n);
+}
+
+std::uint64_t ChunkSelection::defined_count() const noexcept { return count_set_bits(words_.data(), words_.size()); }
 
 bool ChunkSelection::none() const noexcept {
   for (std::uint64_t w : words_)

@@ -3,6 +3,7 @@
 // 10%-density read); the SWAR form below is inline and branch-free.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace h5sparse {
@@ -17,5 +18,8 @@ inline unsigned popcount64(std::uint64_t w) noexcept {
   return unsigned((w * 0x0101010101010101ull) >> 56);
 #endif
 }
+
+/// Set bits of `n` words: with the POPCNT instruction where the CPU has it (selection_codec.cpp).
+std::uint64_t count_set_bits(const std::uint64_t* words, std::size_t n) noexcept;
 
 }  // namespace h5sparse
