@@ -79,10 +79,29 @@ std::vector<std::uint64_t> SparseDataset::extent(hid_t dxpl) const {
   return extent_of(dataset_get(under_, under_vol_id_, H5VL_DATASET_GET_SPACE, dxpl).get());
 }
 
+bool selects_everything(hid_t space, const ChunkGrid& grid, std::uint64_t npoints) {
+  const H5S_sel_type type = H5Sget_select_type(space);
+  throw_if_negative(type, "cannot read the selection type");
+  if (type == H5S_SEL_ALL) return true;
+  if (type != H5S_SEL_HYPERSLABS) return false;
+  std::uint64_t total = 1;
+  for (std::uint64_t d : grid.dataset_dims()) total *= d;
+  return npoints == total;
+}
+
 std::vector<ChunkPiece> SparseDataset::pieces_of(hid_t space, const ChunkGrid& grid) const {
+  std::vector<ChunkPiece> pieces;
+  // Every element (a whole-dataset write): each chunk's rows follow from its position, in the
+  // order split and group_by_chunk would give them (a fifth as many instructions).
+  const hssize_t npoints = H5Sget_select_npoints(space);
+  throw_if_negative(npoints, "cannot count the selected elements");
+  if (selects_everything(space, grid, std::uint64_t(npoints))) {
+    for (std::uint64_t chunk = 0, chunks = grid.chunk_count(); chunk < chunks; ++chunk)
+      grid.whole_chunk_pieces(chunk, pieces);
+    return pieces;
+  }
   // Default iteration order: the order in which H5Dwrite pairs memory and file elements.
   Handle iter = checked(H5Ssel_iter_create(space, 1, 0), "cannot iterate the selection");
-  std::vector<ChunkPiece> pieces;
   constexpr std::size_t kBatch = 4096;
   // Uninitialised: zeroing 64 KiB per call was a tenth of a one-row write (Hangar's samples).
   const std::unique_ptr<hsize_t[]> offsets(new hsize_t[kBatch]);

@@ -18,6 +18,10 @@
 
 namespace h5sparse::vol {
 
+/// True when the selection is every element of the extent: all, or a hyperslab selection with as
+/// many elements (a hyperslab never selects an element twice; its order is row-major).
+bool selects_everything(hid_t space, const ChunkGrid& grid, std::uint64_t npoints);
+
 class SparseDataset {
  public:
   /// Returns the sparse view of a freshly created or opened dataset, or nullptr when it is an

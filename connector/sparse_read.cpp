@@ -42,18 +42,6 @@ std::int64_t contiguous_offset(hid_t space, std::size_t element_size, std::uint6
   return nseq == 1 && length == count * element_size ? std::int64_t(offset) : -1;
 }
 
-// True when the selection is every element of the extent: all, or a hyperslab selection with as
-// many elements (a hyperslab never selects an element twice; its order is row-major).
-bool selects_everything(hid_t space, const ChunkGrid& grid, std::uint64_t npoints) {
-  const H5S_sel_type type = H5Sget_select_type(space);
-  throw_if_negative(type, "cannot read the selection type");
-  if (type == H5S_SEL_ALL) return true;
-  if (type != H5S_SEL_HYPERSLABS) return false;
-  std::uint64_t total = 1;
-  for (std::uint64_t d : grid.dataset_dims()) total *= d;
-  return npoints == total;
-}
-
 // Copies `source` (the selection's elements in order) to their places in the memory selection.
 void scatter_to_memory(hid_t space, const std::uint8_t* source, std::size_t element_size, std::uint8_t* buf) {
   Handle iter = checked(H5Ssel_iter_create(space, element_size, 0), "cannot iterate the memory selection");

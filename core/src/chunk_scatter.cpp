@@ -156,7 +156,7 @@ __attribute__((target("avx2,popcnt"))) const std::uint8_t* expand_words(const st
 template <std::size_t W, bool Stream>
 void scatter_pieces(const std::uint64_t* words, const std::uint8_t* values, std::size_t values_size,
                     const ChunkPiece* pieces, std::size_t count, std::size_t es, const std::uint8_t* fill,
-                    std::uint8_t* dest) {
+                    std::uint8_t* dest, bool vectors) {
   static_assert(!Stream || W != 0, "streaming needs a fixed element width");
   const std::size_t width = W ? W : es;
   auto put_fill = [&](std::uint8_t* at, std::uint64_t n) {
@@ -177,7 +177,9 @@ void scatter_pieces(const std::uint64_t* words, const std::uint8_t* values, std:
     *span = unsigned(stop - i);
     return (words[i >> 6] >> (i & 63)) & low_bits(*span);
   };
-  [[maybe_unused]] const bool avx2 = cpu_has_avx2();
+  // The vector kernel writes 8 elements per step whatever their bits, the word loop below
+  // does a store per defined element: the kernel wins from about 4 defined elements a word.
+  [[maybe_unused]] const bool avx2 = vectors && cpu_has_avx2();
   // The fill value as W bytes (zeros when null), for the vector kernel.
   [[maybe_unused]] std::uint8_t fill_bytes[W ? W : 1] = {};
   if (fill) std::memcpy(fill_bytes, fill, W ? W : 1);
@@ -254,13 +256,13 @@ void scatter_pieces(const std::uint64_t* words, const std::uint8_t* values, std:
 template <bool Stream>
 void scatter_fixed(const std::uint64_t* words, const std::uint8_t* values, std::size_t values_size,
                    const ChunkPiece* pieces, std::size_t count, std::size_t es, const std::uint8_t* fill,
-                   std::uint8_t* dest) {
+                   std::uint8_t* dest, bool vectors) {
   switch (es) {
-    case 1: scatter_pieces<1, Stream>(words, values, values_size, pieces, count, es, fill, dest); break;
-    case 2: scatter_pieces<2, Stream>(words, values, values_size, pieces, count, es, fill, dest); break;
-    case 4: scatter_pieces<4, Stream>(words, values, values_size, pieces, count, es, fill, dest); break;
-    case 8: scatter_pieces<8, Stream>(words, values, values_size, pieces, count, es, fill, dest); break;
-    default: scatter_pieces<0, false>(words, values, values_size, pieces, count, es, fill, dest); break;
+    case 1: scatter_pieces<1, Stream>(words, values, values_size, pieces, count, es, fill, dest, vectors); break;
+    case 2: scatter_pieces<2, Stream>(words, values, values_size, pieces, count, es, fill, dest, vectors); break;
+    case 4: scatter_pieces<4, Stream>(words, values, values_size, pieces, count, es, fill, dest, vectors); break;
+    case 8: scatter_pieces<8, Stream>(words, values, values_size, pieces, count, es, fill, dest, vectors); break;
+    default: scatter_pieces<0, false>(words, values, values_size, pieces, count, es, fill, dest, vectors); break;
   }
 }
 
@@ -270,10 +272,13 @@ void scatter_chunk(const ChunkSelection& defined, const std::uint8_t* values, st
                    const ChunkPiece* pieces, std::size_t count, std::size_t element_size, const std::uint8_t* fill,
                    std::uint8_t* dest, bool streaming) {
   const std::uint64_t* words = defined.words().data();
+  // The vector kernel for whole mixed words when the chunk averages 4 defined elements a word
+  // (density 1/16) or more.
+  const bool vectors = element_size && values_size / element_size * 16 >= defined.element_count();
   if (streaming)
-    scatter_fixed<true>(words, values, values_size, pieces, count, element_size, fill, dest);
+    scatter_fixed<true>(words, values, values_size, pieces, count, element_size, fill, dest, vectors);
   else
-    scatter_fixed<false>(words, values, values_size, pieces, count, element_size, fill, dest);
+    scatter_fixed<false>(words, values, values_size, pieces, count, element_size, fill, dest, vectors);
 }
 
 void fill_pieces(const ChunkPiece* pieces, std::size_t count, std::size_t element_size, const std::uint8_t* fill,

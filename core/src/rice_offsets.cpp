@@ -316,10 +316,12 @@ __attribute__((always_inline)) inline bool read_gaps_fast_body(const std::uint8_
 #if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
   return false;  // the bitmap words are not little-endian bytes there; the general loop
 #endif
-  if (size < 8 || n <= 4 * kPatternBits + 64) return false;
+  // Large parameters (sparse selections: a code or two per load, most gaps past a pattern)
+  // gain nothing here over the general loop.
+  if (k > kMaxTableParameter || size < 8 || n <= 4 * kPatternBits + 64) return false;
   const std::uint64_t bit_limit = 8 * std::uint64_t(size - 7);  // an 8-byte load at bit / 8 stays inside
   const std::uint64_t pos_limit = n - 4 * kPatternBits - 64;
-  const RiceTable* table = k <= kMaxTableParameter ? &table_for(k) : nullptr;
+  const RiceTable& table = table_for(k);
   const std::uint64_t mask = low_bits(k);
   std::uint8_t* const bytes = reinterpret_cast<std::uint8_t*>(words);
   std::uint8_t* const out_limit = bytes + (pos_limit >> 3);
@@ -337,22 +339,20 @@ __attribute__((always_inline)) inline bool read_gaps_fast_body(const std::uint8_
   };
   while (at < bit_limit && out < out_limit) {
     std::uint64_t v = load_le64(data + (at >> 3)) >> (at & 7);  // 57 bits or more of stream
-    if (table) {
-      // Up to 4 entries from one load: they read at most 3 x 12 + 12 = 48 of its 57 bits.
-      unsigned used = 0, j = 0;
-      for (; j < 4; ++j) {
-        const std::uint64_t e = (*table)[v & low_bits(kTableBits)];
-        if (e < (std::uint64_t(1) << 56)) break;  // no whole code in the window
-        const std::uint64_t pattern = e & low_bits(kPatternBits);
-        put(pattern, 64 - unsigned(__builtin_clzll(pattern)));
-        const unsigned c = unsigned(e >> 56) & 15;
-        v >>= c;
-        used += c;
-      }
-      at += used;
-      if (j) continue;
-      v = load_le64(data + (at >> 3)) >> (at & 7);
+    // Up to 4 entries from one load: they read at most 3 x 12 + 12 = 48 of its 57 bits.
+    unsigned used = 0, j = 0;
+    for (; j < 4; ++j) {
+      const std::uint64_t e = table[v & low_bits(kTableBits)];
+      if (e < (std::uint64_t(1) << 56)) break;  // no whole code in the window
+      const std::uint64_t pattern = e & low_bits(kPatternBits);
+      put(pattern, 64 - unsigned(__builtin_clzll(pattern)));
+      const unsigned c = unsigned(e >> 56) & 15;
+      v >>= c;
+      used += c;
     }
+    at += used;
+    if (j) continue;
+    v = load_le64(data + (at >> 3)) >> (at & 7);  // a code longer than the window
     const unsigned q = unsigned(__builtin_ctzll(~v | std::uint64_t(1) << 57));  // v may be all ones
     if (q + 1 + k > 57) break;  // a long unary run or a large k: the general loop
     const std::uint64_t gap = std::uint64_t(q) << k | ((v >> (q + 1)) & mask);

@@ -417,16 +417,19 @@ Bytes encode_selection(const ChunkSelection& s, const std::vector<std::uint64_t>
 }
 
 ChunkSelection decode_selection(const std::uint8_t* data, std::size_t size,
-                                const std::vector<std::uint64_t>& dims) {
+                                const std::vector<std::uint64_t>& dims, std::uint64_t* defined) {
   const std::uint64_t n = element_count_of(dims);
   H5SPARSE_FAIL_IF(size == 0, ErrorCode::corrupt_data, "encoded selection is empty (no encoding tag)");
   ChunkSelection s(n);
   VarintReader in(data + 1, size - 1);
+  std::uint64_t known = 0;  // defined elements, where the encoding tells them without a count
+  bool counted = true;
   switch (SelectionEncoding(data[0])) {
     case SelectionEncoding::empty:
       break;
     case SelectionEncoding::all:
       s.set_range(0, n);
+      known = n;
       break;
     case SelectionEncoding::bitmap: {
       H5SPARSE_FAIL_IF(size - 1 != (n + 7) / 8, ErrorCode::corrupt_data,
@@ -445,6 +448,7 @@ ChunkSelection decode_selection(const std::uint8_t* data, std::size_t size,
 #endif
       H5SPARSE_FAIL_IF(n % 8 != 0 && (data[size - 1] >> (n % 8)) != 0, ErrorCode::corrupt_data,
               "encoded selection: bitmap has bits past the last element");
+      if (defined) *defined = s.defined_count();
       return s;
     }
     case SelectionEncoding::offsets: {
@@ -459,6 +463,7 @@ ChunkSelection decode_selection(const std::uint8_t* data, std::size_t size,
         words[next >> 6] |= std::uint64_t(1) << (next & 63);
         ++next;
       }
+      known = count;
       break;
     }
     case SelectionEncoding::runs: {
@@ -472,6 +477,7 @@ ChunkSelection decode_selection(const std::uint8_t* data, std::size_t size,
                 "encoded selection: run outside the chunk");
         s.set_range(next + gap, length);
         next += gap + length;
+        known += length;  // runs are disjoint
       }
       break;
     }
@@ -489,6 +495,7 @@ ChunkSelection decode_selection(const std::uint8_t* data, std::size_t size,
         }
         fill_block(s, dims, block);
       }
+      counted = false;  // blocks may overlap
       break;
     }
     case SelectionEncoding::rice_offsets: {
@@ -497,12 +504,14 @@ ChunkSelection decode_selection(const std::uint8_t* data, std::size_t size,
       const std::uint8_t* k = in.position();
       H5SPARSE_FAIL_IF(k == data + size, ErrorCode::corrupt_data, "encoded selection is truncated");
       read_rice_gaps(k + 1, std::size_t(data + size - k - 1), count, *k, s);
+      if (defined) *defined = count;
       return s;
     }
     default:
       throw Error(ErrorCode::corrupt_data, "encoded selection: unknown encoding tag " + std::to_string(data[0]));
   }
   H5SPARSE_FAIL_IF(!in.done(), ErrorCode::corrupt_data, "encoded selection has trailing bytes");
+  if (defined) *defined = counted ? known : s.defined_count();
   return s;
 }
 

@@ -418,19 +418,19 @@ ChunkView decode_chunk_view(const std::uint8_t* data, std::size_t size, const Ch
     p += info.stored_size;
   }
   ChunkView view;
+  std::uint64_t defined = 0;
   try {
     if (header.version == 1 && header.sections[0].unfiltered_size > 0 &&
         bytes[0][0] == std::uint8_t(SelectionEncoding::rice_offsets))
       throw Error(ErrorCode::corrupt_data, "encoding tag 6 (rice offsets) in a format version 1 chunk");
-    view.defined = decode_selection(bytes[0], header.sections[0].unfiltered_size, layout.dims);
+    view.defined = decode_selection(bytes[0], header.sections[0].unfiltered_size, layout.dims, &defined);
   } catch (const Error& e) {
     throw Error(ErrorCode::corrupt_data, std::string(kSectionNames[0]) + ": " + e.what());
   }
   const std::size_t values_size = header.sections[1].unfiltered_size;
-  if (values_size != view.defined.defined_count() * layout.element_size)
+  if (values_size != defined * layout.element_size)
     throw Error(ErrorCode::corrupt_data, "section 1 (values) holds " + std::to_string(values_size) +
-                                             " bytes for " + std::to_string(view.defined.defined_count()) +
-                                             " defined elements");
+                                             " bytes for " + std::to_string(defined) + " defined elements");
   view.values_size = values_size;
   view.owned = std::move(owned[1]);  // a moved vector keeps its buffer: bytes[1] stays valid
   view.values = bytes[1];

@@ -53,7 +53,9 @@ TEST(SelectionCodec, EveryEncodingRoundTrips) {
     for (auto e : {SelectionEncoding::bitmap, SelectionEncoding::offsets, SelectionEncoding::runs,
                    SelectionEncoding::rice_offsets}) {
       const Bytes b = encode_selection_as(e, s, dims);
-      EXPECT_EQ(decode_selection(b.data(), b.size(), dims), s);
+      std::uint64_t defined = ~std::uint64_t(0);
+      EXPECT_EQ(decode_selection(b.data(), b.size(), dims, &defined), s);
+      EXPECT_EQ(defined, s.defined_count());  // the count the decoder reports
     }
     const Bytes best = encode_selection(s, dims);
     EXPECT_EQ(decode_selection(best.data(), best.size(), dims), s);

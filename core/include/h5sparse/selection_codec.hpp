@@ -70,8 +70,10 @@ Bytes encode_selection_as(SelectionEncoding encoding, const ChunkSelection& sele
 
 /// Decodes and validates: throws Error(corrupt_data) for an unknown tag, truncated input,
 /// trailing bytes, offsets or blocks outside the chunk, overlapping or unsorted entries.
+/// `defined`, when given, receives the number of defined elements (known from the encoding for
+/// most tags, so callers need not count the bitmap again).
 ChunkSelection decode_selection(const std::uint8_t* data, std::size_t size,
-                                const std::vector<std::uint64_t>& chunk_dims);
+                                const std::vector<std::uint64_t>& chunk_dims, std::uint64_t* defined = nullptr);
 
 template <typename F>
 void ChunkSelection::for_each_run(F&& f) const {
