@@ -1,6 +1,7 @@
-// A bit-at-a-time reader of selection tag 6 (rice offsets, docs/FORMAT.md), written from the
-// format alone: the oracle the core's table-driven decoder is compared with (unit test and the
-// selection fuzz target). Slow and obviously right, nothing shared with the core's reader.
+// A bit-at-a-time writer and reader of selection tag 6 (rice offsets, docs/FORMAT.md), written
+// from the format alone: the oracles the core's writer and table-driven decoder are compared
+// with (unit tests and the selection fuzz target). Slow and obviously right, nothing shared
+// with the core.
 #pragma once
 
 #include <cstddef>
@@ -9,6 +10,31 @@
 #include <vector>
 
 namespace h5sparse_test {
+
+/// Tag 6 for the sorted offsets with parameter k, bit by bit.
+inline std::vector<std::uint8_t> reference_rice_encode(const std::vector<std::uint64_t>& offsets, unsigned k) {
+  std::vector<bool> bits;
+  std::uint64_t next = 0;
+  for (std::uint64_t i : offsets) {
+    const std::uint64_t gap = i - next;
+    for (std::uint64_t q = gap >> k; q > 0; --q) bits.push_back(true);
+    bits.push_back(false);
+    for (unsigned b = 0; b < k; ++b) bits.push_back(gap >> b & 1);
+    next = i + 1;
+  }
+  std::vector<std::uint8_t> out{6};
+  for (std::uint64_t v = offsets.size();; v >>= 7) {
+    out.push_back(std::uint8_t(v < 0x80 ? v : (v & 0x7F) | 0x80));
+    if (v < 0x80) break;
+  }
+  out.push_back(std::uint8_t(k));
+  for (std::size_t i = 0; i < bits.size(); i += 8) {
+    std::uint8_t byte = 0;
+    for (std::size_t b = 0; b < 8 && i + b < bits.size(); ++b) byte |= std::uint8_t(bits[i + b]) << b;
+    out.push_back(byte);
+  }
+  return out;
+}
 
 /// The defined offsets of an encoded tag-6 selection of `n` elements, or nothing when the
 /// format rejects it (truncated, offsets outside, k above 32, trailing bytes or padding bits).

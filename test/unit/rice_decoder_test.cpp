@@ -15,14 +15,17 @@ using namespace h5sparse;
 
 namespace {
 
+std::vector<std::uint64_t> offsets_of(const ChunkSelection& s) {
+  std::vector<std::uint64_t> offsets;
+  s.for_each_run([&](std::uint64_t first, std::uint64_t length) {
+    for (std::uint64_t i = first; i < first + length; ++i) offsets.push_back(i);
+  });
+  return offsets;
+}
+
 std::optional<std::vector<std::uint64_t>> core_offsets(const Bytes& b, std::uint64_t n) {
   try {
-    const ChunkSelection s = decode_selection(b.data(), b.size(), {n});
-    std::vector<std::uint64_t> offsets;
-    s.for_each_run([&](std::uint64_t first, std::uint64_t length) {
-      for (std::uint64_t i = first; i < first + length; ++i) offsets.push_back(i);
-    });
-    return offsets;
+    return offsets_of(decode_selection(b.data(), b.size(), {n}));
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::corrupt_data) << e.what();
     return std::nullopt;
@@ -30,31 +33,7 @@ std::optional<std::vector<std::uint64_t>> core_offsets(const Bytes& b, std::uint
 }
 
 // Tag 6 with a forced parameter k, written bit by bit.
-Bytes rice_with(const ChunkSelection& s, unsigned k) {
-  std::vector<bool> bits;
-  std::uint64_t next = 0, count = 0;
-  s.for_each_run([&](std::uint64_t first, std::uint64_t length) {
-    for (std::uint64_t i = first; i < first + length; ++i, ++count) {
-      const std::uint64_t gap = i - next;
-      for (std::uint64_t q = gap >> k; q > 0; --q) bits.push_back(true);
-      bits.push_back(false);
-      for (unsigned b = 0; b < k; ++b) bits.push_back(gap >> b & 1);
-      next = i + 1;
-    }
-  });
-  Bytes out{6};
-  for (std::uint64_t v = count;; v >>= 7) {
-    out.push_back(std::uint8_t(v < 0x80 ? v : (v & 0x7F) | 0x80));
-    if (v < 0x80) break;
-  }
-  out.push_back(std::uint8_t(k));
-  for (std::size_t i = 0; i < bits.size(); i += 8) {
-    std::uint8_t byte = 0;
-    for (std::size_t b = 0; b < 8 && i + b < bits.size(); ++b) byte |= std::uint8_t(bits[i + b]) << b;
-    out.push_back(byte);
-  }
-  return out;
-}
+Bytes rice_with(const ChunkSelection& s, unsigned k) { return h5sparse_test::reference_rice_encode(offsets_of(s), k); }
 
 }  // namespace
 

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "h5sparse/error.hpp"
+#include "../fuzz/rice_reference.hpp"
 #include "h5sparse/selection_codec.hpp"
 
 using namespace h5sparse;
@@ -221,29 +222,11 @@ namespace {
 
 // Tag 6 written bit by bit, independently of the core's writer (docs/FORMAT.md).
 Bytes reference_rice(const ChunkSelection& s, unsigned k) {
-  std::vector<bool> bits;
-  std::uint64_t next = 0, count = 0;
+  std::vector<std::uint64_t> offsets;
   s.for_each_run([&](std::uint64_t first, std::uint64_t length) {
-    for (std::uint64_t i = first; i < first + length; ++i, ++count) {
-      const std::uint64_t gap = i - next;
-      for (std::uint64_t q = gap >> k; q > 0; --q) bits.push_back(true);
-      bits.push_back(false);
-      for (unsigned b = 0; b < k; ++b) bits.push_back(gap >> b & 1);
-      next = i + 1;
-    }
+    for (std::uint64_t i = first; i < first + length; ++i) offsets.push_back(i);
   });
-  Bytes out{6};
-  for (std::uint64_t v = count;; v >>= 7) {
-    out.push_back(std::uint8_t(v < 0x80 ? v : (v & 0x7F) | 0x80));
-    if (v < 0x80) break;
-  }
-  out.push_back(std::uint8_t(k));
-  for (std::size_t i = 0; i < bits.size(); i += 8) {
-    std::uint8_t byte = 0;
-    for (std::size_t b = 0; b < 8 && i + b < bits.size(); ++b) byte |= std::uint8_t(bits[i + b]) << b;
-    out.push_back(byte);
-  }
-  return out;
+  return h5sparse_test::reference_rice_encode(offsets, k);
 }
 
 }  // namespace

@@ -3,44 +3,34 @@
 // what they use.
 #pragma once
 
-// Compile a function for CPUs with BMI1/BMI2 or POPCNT (x86-64 with GCC or Clang); call it
-// only when cpu_has_bmi2() / cpu_has_popcnt(). Its body is usually an always-inline function shared with the baseline build.
+namespace h5sparse {
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+// Compile a function for CPUs with BMI1/BMI2 or POPCNT; call it only when cpu_has_bmi2() /
+// cpu_has_popcnt(). Its body is usually an always-inline function shared with the baseline.
 #define H5SPARSE_BMI2_KERNELS 1
 #define H5SPARSE_TARGET_BMI2 __attribute__((target("bmi,bmi2")))
 #define H5SPARSE_TARGET_POPCNT __attribute__((target("popcnt")))
-#endif
-
-namespace h5sparse {
 
 /// AVX2 and POPCNT (every AVX2 CPU has POPCNT; the kernels use both).
 inline bool cpu_has_avx2() {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
   static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
   return yes;
-#else
-  return false;
-#endif
 }
-
 /// POPCNT (not part of baseline x86-64: __builtin_popcountll is a libgcc call there).
 inline bool cpu_has_popcnt() {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
   static const bool yes = __builtin_cpu_supports("popcnt");
   return yes;
-#else
-  return false;
-#endif
 }
-
 /// BMI1 and BMI2 (shifts by a register without CL, TZCNT): the bit-stream loops' clones.
 inline bool cpu_has_bmi2() {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
   static const bool yes = __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2");
   return yes;
-#else
-  return false;
-#endif
 }
+#else
+inline bool cpu_has_avx2() { return false; }
+inline bool cpu_has_popcnt() { return false; }
+inline bool cpu_has_bmi2() { return false; }
+#endif
 
 }  // namespace h5sparse
