@@ -221,70 +221,106 @@ void SparseDataset::write(hid_t mem_type, hid_t mem_space, hid_t file_space, hid
   const Bytes zeros(es, 0);
   const std::uint8_t* fill = params_.fill.empty() ? zeros.data() : params_.fill.data();
   const bool skip_fill = params_.fill_is_undefined();
-  // Chunk-sized buffers are left uninitialised: zeroing them cost more than small writes.
-  std::unique_ptr<std::uint8_t[]> staging;  // only for unordered or repeated elements
+  std::unique_ptr<std::uint8_t[]> staging;  // only for unordered or repeated elements (uninitialised)
   // Values are packed where encode_chunk_in_place wants them: a new chunk is then encoded
   // around them without copying them again.
   const std::size_t values_offset = values_offset_in_place(params_.layout);
-  const std::unique_ptr<std::uint8_t[]> packed(new std::uint8_t[values_offset + chunk_elements * es + kPackSlack]);
-  std::uint8_t* const values_start = packed.get() + values_offset;
+  const std::size_t packed_size = values_offset + chunk_elements * es + kPackSlack;
+  // Chunks are scanned in bands of consecutive chunks, a piece of each in turn: the rows of a
+  // chunk in a dense array are short and far apart (1 KiB, 16 KiB apart in the density sweep),
+  // while the same rows of neighbouring chunks are contiguous, which the hardware prefetchers
+  // follow (a 64 MiB scan: 12 ms chunk by chunk, 8 ms by bands of 16). Up to 16 chunks and
+  // 8 MiB of packed values per band; a chunk whose pieces need staging is a band of its own.
+  struct Slot {
+    std::unique_ptr<std::uint8_t[]> packed;  // uninitialised: zeroing cost more than small writes
+    ChunkSelection written;
+    std::uint8_t* out = nullptr;
+    std::size_t begin = 0, end = 0;  // the chunk's pieces
+    bool ordered = true;             // ascending and disjoint inside the chunk: scanned in place
+  };
+  const std::size_t band_limit = std::max<std::size_t>(1, std::min<std::size_t>(16, (std::size_t(8) << 20) / packed_size));
+  std::vector<Slot> band;
+  auto scan = [&](Slot& slot, const std::uint8_t* src, std::uint64_t length, std::uint64_t start) {
+    if (!skip_fill) {  // every written element is defined: one copy, one range
+      std::memcpy(slot.out, src, length * es);
+      slot.out += length * es;
+      slot.written.set_range(start, length);
+      return;
+    }
+    slot.out = pack_differing(src, length, start, fill, es, slot.written, slot.out);
+  };
   Bytes spill;
-  for (std::size_t begin = 0; begin < pieces.size();) {
-    std::size_t end = begin;
-    bool ordered = true;  // pieces ascending and disjoint inside the chunk: scan them in place
-    std::uint64_t next = 0;
-    while (end < pieces.size() && pieces[end].chunk == pieces[begin].chunk) {
-      ordered = ordered && pieces[end].in_chunk_start >= next;
-      next = pieces[end].in_chunk_start + pieces[end].length;
-      ++end;
-    }
-    auto covered = [&] {  // the chunk's selected elements; most writes never need them
-      ChunkSelection selected(chunk_elements);
-      for (std::size_t i = begin; i < end; ++i) selected.set_range(pieces[i].in_chunk_start, pieces[i].length);
-      return selected;
-    };
-    ChunkSelection written(chunk_elements);
-    std::uint8_t* out = values_start;
-    auto scan = [&](const std::uint8_t* src, std::uint64_t length, std::uint64_t start) {
-      if (!skip_fill) {  // every written element is defined: one copy, one range
-        std::memcpy(out, src, length * es);
-        out += length * es;
-        written.set_range(start, length);
-        return;
+  for (std::size_t group = 0; group < pieces.size();) {
+    std::size_t slots = 0;
+    while (slots < band_limit && group < pieces.size()) {
+      std::size_t end = group;
+      bool ordered = true;
+      std::uint64_t next = 0;
+      while (end < pieces.size() && pieces[end].chunk == pieces[group].chunk) {
+        ordered = ordered && pieces[end].in_chunk_start >= next;
+        next = pieces[end].in_chunk_start + pieces[end].length;
+        ++end;
       }
-      out = pack_differing(src, length, start, fill, es, written, out);
-    };
-    if (ordered) {
-      for (std::size_t i = begin; i < end; ++i)
-        scan(source + pieces[i].source * es, pieces[i].length, pieces[i].in_chunk_start);
-    } else {  // unordered or repeated elements: the last write of an element wins
+      if (!ordered && slots > 0) break;  // staged alone, in the next band
+      if (band.size() == slots) band.emplace_back();
+      Slot& slot = band[slots++];
+      if (!slot.packed) slot.packed.reset(new std::uint8_t[packed_size]);
+      slot.written = ChunkSelection(chunk_elements);
+      slot.out = slot.packed.get() + values_offset;
+      slot.begin = group;
+      slot.end = end;
+      slot.ordered = ordered;
+      group = end;
+      if (!ordered) break;
+    }
+    if (!band[0].ordered) {  // unordered or repeated elements: the last write of an element wins
+      Slot& slot = band[0];
       if (!staging) staging.reset(new std::uint8_t[chunk_elements * es]);
-      for (std::size_t i = begin; i < end; ++i)
+      ChunkSelection selected(chunk_elements);
+      for (std::size_t i = slot.begin; i < slot.end; ++i) {
         std::memcpy(&staging[pieces[i].in_chunk_start * es], source + pieces[i].source * es, pieces[i].length * es);
-      covered().for_each_run([&](std::uint64_t first, std::uint64_t length) { scan(&staging[first * es], length, first); });
-    }
-    const std::vector<std::uint64_t> origin = sel.grid.chunk_origin(pieces[begin].chunk);
-    std::size_t replaced_size = 0;
-    StructuredChunk chunk = read_chunk(origin, dxpl, &replaced_size);
-    if (!relocate) replaced_size = 0;
-    if (chunk.defined.none()) {
-      if (written.none()) {  // only fill values written (fill-is-undefined) where nothing was defined
-        begin = end;
-        continue;
+        selected.set_range(pieces[i].in_chunk_start, pieces[i].length);
       }
-      write_stored(origin,
-                   encode_chunk_in_place(written, packed.get(), std::size_t(out - values_start), params_.layout, spill),
-                   dxpl, replaced_size);
+      selected.for_each_run([&](std::uint64_t first, std::uint64_t length) { scan(slot, &staging[first * es], length, first); });
     } else {
-      merge_write(chunk, written, values_start, es);
-      if (skip_fill) {  // written fill values are undefined (otherwise every selected element is written)
-        ChunkSelection undefined = covered();
-        undefined.subtract(written);
-        if (!undefined.none()) h5sparse::erase(chunk, undefined, es);
+      for (std::size_t k = 0, more = 1; more; ++k) {
+        more = 0;
+        for (std::size_t b = 0; b < slots; ++b) {
+          const std::size_t i = band[b].begin + k;
+          if (i >= band[b].end) continue;
+          scan(band[b], source + pieces[i].source * es, pieces[i].length, pieces[i].in_chunk_start);
+          more = 1;
+        }
       }
-      write_chunk(origin, chunk, dxpl, replaced_size);
     }
-    begin = end;
+    for (std::size_t b = 0; b < slots; ++b) {
+      Slot& slot = band[b];
+      auto covered = [&] {  // the chunk's selected elements; most writes never need them
+        ChunkSelection selected(chunk_elements);
+        for (std::size_t i = slot.begin; i < slot.end; ++i) selected.set_range(pieces[i].in_chunk_start, pieces[i].length);
+        return selected;
+      };
+      std::uint8_t* const values_start = slot.packed.get() + values_offset;
+      const std::vector<std::uint64_t> origin = sel.grid.chunk_origin(pieces[slot.begin].chunk);
+      std::size_t replaced_size = 0;
+      StructuredChunk chunk = read_chunk(origin, dxpl, &replaced_size);
+      if (!relocate) replaced_size = 0;
+      if (chunk.defined.none()) {
+        if (slot.written.none()) continue;  // only fill values written (fill-is-undefined) where nothing was defined
+        write_stored(origin,
+                     encode_chunk_in_place(slot.written, slot.packed.get(), std::size_t(slot.out - values_start),
+                                           params_.layout, spill),
+                     dxpl, replaced_size);
+      } else {
+        merge_write(chunk, slot.written, values_start, es);
+        if (skip_fill) {  // written fill values are undefined (otherwise every selected element is written)
+          ChunkSelection undefined = covered();
+          undefined.subtract(slot.written);
+          if (!undefined.none()) h5sparse::erase(chunk, undefined, es);
+        }
+        write_chunk(origin, chunk, dxpl, replaced_size);
+      }
+    }
   }
 }
 
