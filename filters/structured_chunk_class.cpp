@@ -15,6 +15,7 @@
 #include "chunk_geometry.hpp"
 #include "error_stack.hpp"
 #include "filter_buffer.hpp"
+#include "h5sparse/fill_scan.hpp"
 #include "h5sparse/sparse_layout.hpp"
 #include "h5sparse/structured_chunk.hpp"
 #include "pre_encoded_chunks.hpp"
@@ -92,8 +93,13 @@ size_t structured_filter(unsigned flags, size_t cd_nelmts, const unsigned cd_val
     }
     const Bytes zeros(fill ? 0 : layout.element_size, 0);
     const std::uint8_t* fill_bytes = fill ? fill : zeros.data();
-    StructuredChunk chunk = from_dense(input, layout, fill_bytes);
-    if (!params.fill_is_undefined() && !chunk.defined.none()) chunk = from_dense(input, layout, nullptr);
+    // Without fill-is-undefined a chunk is either wholly defined or, when every element is the
+    // fill value, not defined at all.
+    StructuredChunk chunk =
+        params.fill_is_undefined() ? from_dense(input, layout, fill_bytes)
+        : all_elements_equal(input, layout.element_count(), fill_bytes, layout.element_size)
+            ? StructuredChunk::empty(layout)
+            : from_dense(input, layout, nullptr);
     const Bytes stored = encode_chunk(chunk, layout);
     if (stored.size() <= *buf_size) {
       // Over the input, so HDF5's buffer keeps its size: H5Ocopy reuses one buffer for every

@@ -250,4 +250,13 @@ std::uint8_t* pack_differing_baseline(const std::uint8_t* src, std::uint64_t len
   }
 }
 
+bool all_elements_equal(const std::uint8_t* src, std::uint64_t count, const std::uint8_t* value,
+                        std::size_t element_size) noexcept {
+  if (count == 0) return true;
+  if (std::memcmp(src, value, element_size) != 0) return false;
+  // Equal to itself shifted by one element means every element equals the first: one memcmp,
+  // which libc vectorises, instead of a compare per element.
+  return std::memcmp(src, src + element_size, std::size_t(count - 1) * element_size) == 0;
+}
+
 }  // namespace h5sparse

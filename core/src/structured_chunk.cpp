@@ -11,6 +11,7 @@
 
 #include "h5sparse/checksum.hpp"
 #include "h5sparse/error.hpp"
+#include "h5sparse/fill_scan.hpp"
 #include "h5sparse/varint.hpp"
 
 namespace h5sparse {
@@ -497,12 +498,12 @@ StructuredChunk from_dense(const std::uint8_t* dense, const ChunkLayout& layout,
     chunk.values.assign(dense, dense + n * es);
     return chunk;
   }
-  chunk.values.reserve(n * es / 4);
-  for (std::uint64_t i = 0; i < n; ++i) {
-    if (std::memcmp(dense + i * es, undefined_value, es) == 0) continue;
-    chunk.defined.set(i);
-    chunk.values.insert(chunk.values.end(), dense + i * es, dense + (i + 1) * es);
-  }
+  // The connector's vectorised scan (fill_scan.hpp); it may store up to kPackSlack bytes past
+  // the last value.
+  chunk.values.resize(std::size_t(n) * es + kPackSlack);
+  const std::uint8_t* end =
+      pack_differing(dense, n, 0, undefined_value, es, chunk.defined, chunk.values.data());
+  chunk.values.resize(std::size_t(end - chunk.values.data()));
   return chunk;
 }
 

@@ -52,3 +52,24 @@ TEST(FillScan, KernelsMatchElementwiseReference) {
     }
   }
 }
+
+TEST(FillScan, AllElementsEqualFindsAnyDifferingByte) {
+  for (std::size_t es : {1u, 3u, 4u, 8u, 12u}) {
+    const std::vector<std::uint8_t> value = [&] {
+      std::vector<std::uint8_t> v(es);
+      for (std::size_t b = 0; b < es; ++b) v[b] = std::uint8_t(0x5a + b);
+      return v;
+    }();
+    for (std::uint64_t count : {0ull, 1ull, 2ull, 7ull, 64ull, 1000ull}) {
+      std::vector<std::uint8_t> src;
+      for (std::uint64_t i = 0; i < count; ++i) src.insert(src.end(), value.begin(), value.end());
+      EXPECT_TRUE(h5sparse::all_elements_equal(src.data(), count, value.data(), es));
+      for (std::size_t pos = 0; pos < src.size(); pos += 1 + src.size() / 17) {
+        src[pos] ^= 0x01;
+        EXPECT_FALSE(h5sparse::all_elements_equal(src.data(), count, value.data(), es))
+            << "element size " << es << ", count " << count << ", byte " << pos;
+        src[pos] ^= 0x01;
+      }
+    }
+  }
+}

@@ -29,4 +29,9 @@ std::uint8_t* pack_differing_baseline(const std::uint8_t* src, std::uint64_t len
                                       const std::uint8_t* fill, std::size_t element_size, ChunkSelection& written,
                                       std::uint8_t* out);
 
+/// True when each of the `count` elements of src (element_size bytes each) equals `value` byte
+/// for byte; true for no elements.
+bool all_elements_equal(const std::uint8_t* src, std::uint64_t count, const std::uint8_t* value,
+                        std::size_t element_size) noexcept;
+
 }  // namespace h5sparse
