@@ -188,7 +188,7 @@ inline std::uint64_t count_set_body(const std::uint64_t* words, std::size_t n) {
   return count;
 }
 
-inline std::uint64_t count_runs_body(const std::uint64_t* words, std::size_t n) {
+__attribute__((always_inline)) inline std::uint64_t count_runs_body(const std::uint64_t* words, std::size_t n) {
   std::uint64_t runs = 0, carry = 0;
   for (std::size_t i = 0; i < n; ++i) {
     const std::uint64_t w = words[i];
@@ -207,13 +207,7 @@ H5SPARSE_TARGET_POPCNT std::uint64_t count_set_popcnt(const std::uint64_t* words
 }
 
 H5SPARSE_TARGET_POPCNT std::uint64_t count_runs_popcnt(const std::uint64_t* words, std::size_t n) {
-  std::uint64_t runs = 0, carry = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::uint64_t w = words[i];
-    runs += std::uint64_t(__builtin_popcountll(w & ~((w << 1) | carry)));
-    carry = w >> 63;
-  }
-  return runs;
+  return count_runs_body(words, n);
 }
 #endif
 
