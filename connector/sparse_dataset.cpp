@@ -249,6 +249,11 @@ void SparseDataset::write(hid_t mem_type, hid_t mem_space, hid_t file_space, hid
     }
     slot.out = pack_differing(src, length, start, fill, es, slot.written, slot.out);
   };
+  auto covered = [&](const Slot& slot) {  // the chunk's selected elements; most writes never need them
+    ChunkSelection selected(chunk_elements);
+    for (std::size_t i = slot.begin; i < slot.end; ++i) selected.set_range(pieces[i].in_chunk_start, pieces[i].length);
+    return selected;
+  };
   Bytes spill;
   for (std::size_t group = 0; group < pieces.size();) {
     std::size_t slots = 0;
@@ -276,12 +281,9 @@ void SparseDataset::write(hid_t mem_type, hid_t mem_space, hid_t file_space, hid
     if (!band[0].ordered) {  // unordered or repeated elements: the last write of an element wins
       Slot& slot = band[0];
       if (!staging) staging.reset(new std::uint8_t[chunk_elements * es]);
-      ChunkSelection selected(chunk_elements);
-      for (std::size_t i = slot.begin; i < slot.end; ++i) {
+      for (std::size_t i = slot.begin; i < slot.end; ++i)
         std::memcpy(&staging[pieces[i].in_chunk_start * es], source + pieces[i].source * es, pieces[i].length * es);
-        selected.set_range(pieces[i].in_chunk_start, pieces[i].length);
-      }
-      selected.for_each_run([&](std::uint64_t first, std::uint64_t length) { scan(slot, &staging[first * es], length, first); });
+      covered(slot).for_each_run([&](std::uint64_t first, std::uint64_t length) { scan(slot, &staging[first * es], length, first); });
     } else {
       for (std::size_t k = 0, more = 1; more; ++k) {
         more = 0;
@@ -295,11 +297,6 @@ void SparseDataset::write(hid_t mem_type, hid_t mem_space, hid_t file_space, hid
     }
     for (std::size_t b = 0; b < slots; ++b) {
       Slot& slot = band[b];
-      auto covered = [&] {  // the chunk's selected elements; most writes never need them
-        ChunkSelection selected(chunk_elements);
-        for (std::size_t i = slot.begin; i < slot.end; ++i) selected.set_range(pieces[i].in_chunk_start, pieces[i].length);
-        return selected;
-      };
       std::uint8_t* const values_start = slot.packed.get() + values_offset;
       const std::vector<std::uint64_t> origin = sel.grid.chunk_origin(pieces[slot.begin].chunk);
       std::size_t replaced_size = 0;
@@ -314,7 +311,7 @@ void SparseDataset::write(hid_t mem_type, hid_t mem_space, hid_t file_space, hid
       } else {
         merge_write(chunk, slot.written, values_start, es);
         if (skip_fill) {  // written fill values are undefined (otherwise every selected element is written)
-          ChunkSelection undefined = covered();
+          ChunkSelection undefined = covered(slot);
           undefined.subtract(slot.written);
           if (!undefined.none()) h5sparse::erase(chunk, undefined, es);
         }
