@@ -90,6 +90,7 @@ std::uint64_t element_count_of(const std::vector<std::uint64_t>& dims) {
 std::optional<std::vector<std::pair<std::uint64_t, std::uint64_t>>> as_single_block(
     const ChunkSelection& s, const std::vector<std::uint64_t>& dims) {
   const std::size_t rank = dims.size();
+  if (rank == 0) return std::nullopt;  // also tells GCC that dims[rank - 1] below is in range
   std::vector<std::uint64_t> lo(rank, UINT64_MAX), hi(rank, 0);
   std::uint64_t defined = 0;
   s.for_each_run([&](std::uint64_t first, std::uint64_t length) {
