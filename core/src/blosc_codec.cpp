@@ -3,7 +3,9 @@
 // (blosc_threaded.hpp): c-blosc's context API would start and join its threads on every call,
 // which costs more than compressing a 1 MiB chunk, and its pooled global API is state shared
 // with every other c-blosc user in the process. zstd, zlib, lz4hc and lz4 frames are written
-// by our own encoder with per-thread codec state (blosc_block_encoder.hpp), the same bytes.
+// by our own encoder with per-thread codec state (blosc_block_encoder.hpp), the same bytes,
+// and every frame c-blosc decodes (but snappy's) is decoded by our own decoder
+// (blosc_block_decoder.hpp), the same bytes.
 // With several threads the chunk is cut into at least two blocks per thread
 // (blosc_blocks.hpp); one thread keeps c-blosc's automatic blocks, so its frames are the
 // peer's byte for byte.
@@ -13,6 +15,7 @@
 #include <optional>
 #include <string>
 
+#include "h5sparse/blosc_block_decoder.hpp"
 #include "h5sparse/blosc_block_encoder.hpp"
 #include "h5sparse/blosc_blocks.hpp"
 #include "h5sparse/blosc_threaded.hpp"
@@ -88,7 +91,11 @@ std::size_t blosc_decompress(std::uint8_t* dst, std::size_t dst_capacity, const 
           "blosc: frame decodes to " + std::to_string(expected) + " bytes, more than the " +
               std::to_string(dst_capacity) + " expected");
   if (expected == 0) return 0;
-  if (nthreads > 1 && blosc_decompress_threaded(dst, dst_capacity, src, src_size, nthreads)) return expected;
+  if (const std::optional<BloscFrame> frame = blosc_read_frame(src, src_size, dst_capacity)) {
+    if (!blosc_decode_shared(*frame, dst, nthreads)) blosc_throw_unless_ok(blosc_decode_blocks(*frame, dst, 0, frame->nblocks));
+    return expected;
+  }
+  // A codec our decoder does not know (snappy, or a code from the future): c-blosc decides.
   const int rc = blosc_decompress_ctx(src, dst, dst_capacity, 1);
   H5SPARSE_FAIL_IF(rc <= 0 || std::size_t(rc) != expected, ErrorCode::corrupt_data,
           "blosc: frame payload is corrupt (decoder returned " + std::to_string(rc) + ")");

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "h5sparse/blosc_block_decoder.hpp"
 #include "h5sparse/blosc_block_encoder.hpp"
 #include "h5sparse/error.hpp"
 #include "h5sparse/worker_pool.hpp"
@@ -24,7 +25,6 @@ namespace {
 
 constexpr std::size_t kHeader = 16;
 constexpr std::uint8_t kCopied = 0x02;
-constexpr std::uint8_t kReservedFlag = 0x08;
 constexpr std::size_t kMinShare = 128 * 1024;  // decoded bytes per thread, at least
 constexpr int kMaxParts = 64;
 
@@ -53,76 +53,26 @@ std::size_t first_block(std::size_t t, std::size_t parts, std::size_t nblocks) {
 
 }  // namespace
 
-bool blosc_decompress_threaded(std::uint8_t* dst, std::size_t dst_capacity, const std::uint8_t* src,
-                               std::size_t src_size, int nthreads) {
-  if (nthreads < 2 || src_size < kHeader) return false;
-  const std::uint8_t flags = src[2];
-  const std::size_t typesize = src[3];
-  const std::int64_t nbytes = read32(src + 4), blocksize = read32(src + 8), cbytes = read32(src + 12);
-  // Anything unusual goes to c-blosc's serial decoder, which checks it again and decides.
-  if (src[0] != BLOSC_VERSION_FORMAT || (flags & (kCopied | kReservedFlag)) != 0 || typesize == 0) return false;
-  if (cbytes != std::int64_t(src_size) || nbytes <= 0 || std::size_t(nbytes) > dst_capacity) return false;
-  if (blocksize <= 0 || blocksize > nbytes || blocksize > std::int64_t(BLOSC_MAX_BLOCKSIZE)) return false;
-  const std::size_t nblocks = std::size_t((nbytes + blocksize - 1) / blocksize);
-  if (kHeader + 4 * nblocks >= std::size_t(cbytes)) return false;
-  const int parts = parts_for(nthreads, nblocks, std::size_t(nbytes));
+bool blosc_decode_shared(const BloscFrame& frame, std::uint8_t* dst, int nthreads) {
+  if (nthreads < 2 || frame.copied()) return false;
+  const int parts = parts_for(nthreads, frame.nblocks, frame.nbytes);
   if (parts < 2) return false;
-  auto range = [&](int t) {  // decoded bytes of part t
-    return std::pair<std::size_t, std::size_t>(
-        first_block(t, parts, nblocks) * std::size_t(blocksize),
-        std::min(first_block(t + 1, parts, nblocks) * std::size_t(blocksize), std::size_t(nbytes)));
-  };
-  // Blocks stored in order (c-blosc's serial writer, our joined frames): part t's blocks are
-  // one stretch of the frame, copied with a header and offset table of their own into a
-  // sub-frame that c-blosc's context decoder writes straight into the output. Otherwise (a
-  // frame written by c-blosc's own threads, or a part that is only the short last block):
-  // blosc_getitem, which decodes block by block through a buffer, in whole items.
-  const std::uint8_t* offsets = src + kHeader;
-  bool ordered = true;
-  for (std::size_t j = 0, floor = kHeader + 4 * nblocks; j < nblocks && ordered; ++j) {
-    const std::int64_t at = read32(offsets + 4 * j);
-    ordered = at >= std::int64_t(floor) && at < cbytes;
-    floor = std::size_t(at) + 1;
-  }
-  ordered = ordered && range(parts - 1).second - range(parts - 1).first >= std::size_t(blocksize);
-  if (!ordered && (blocksize % typesize != 0 || nbytes % typesize != 0)) return false;
-
-  thread_local std::vector<std::vector<std::uint8_t>> caller_scratch;
-  std::vector<std::vector<std::uint8_t>>& scratch = caller_scratch;  // named here: workers see the caller's
-  if (scratch.size() < std::size_t(parts)) scratch.resize(std::size_t(parts));
-  std::array<int, kMaxParts> decoded{};
+  // Each part decodes its run of blocks from the frame straight into its place in dst.
+  std::array<BloscBlockStatus, kMaxParts> status{};
   auto decode = [&](int t) {
-    const auto [begin, end] = range(t);
-    int rc = 0;
-    if (ordered) {
-      const std::size_t b0 = first_block(t, parts, nblocks), b1 = first_block(t + 1, parts, nblocks);
-      const std::size_t from = std::size_t(read32(offsets + 4 * b0));
-      const std::size_t to = b1 < nblocks ? std::size_t(read32(offsets + 4 * b1)) : std::size_t(cbytes);
-      const std::size_t table = kHeader + 4 * (b1 - b0), size = table + (to - from);
-      std::vector<std::uint8_t>& sub = scratch[std::size_t(t)];
-      if (sub.size() < size) sub.resize(size);
-      std::memcpy(sub.data(), src, kHeader);
-      write32(sub.data() + 4, end - begin);
-      write32(sub.data() + 12, size);
-      for (std::size_t j = b0; j < b1; ++j) {
-        write32(sub.data() + kHeader + 4 * (j - b0), std::size_t(read32(offsets + 4 * j)) - from + table);
-      }
-      std::memcpy(sub.data() + table, src + from, to - from);
-      // c-blosc checks every offset and length against the sub-frame's own size.
-      rc = blosc_decompress_ctx(sub.data(), dst + begin, end - begin, 1);
-    } else {
-      // blosc_getitem validates every block offset and size against the frame before reading it.
-      rc = blosc_getitem(src, int(begin / typesize), int((end - begin) / typesize), dst + begin);
-    }
-    decoded[t] = rc == int(end - begin) ? 0 : (rc < 0 ? rc : -1);
+    status[t] = blosc_decode_blocks(frame, dst, first_block(t, parts, frame.nblocks),
+                                    first_block(t + 1, parts, frame.nblocks));
   };
   run_shared(parts, decode);
-  for (int t = 0; t < parts; ++t) {
-    H5SPARSE_FAIL_IF(decoded[t] != 0, ErrorCode::corrupt_data,
-            "blosc: frame payload is corrupt (blocks of part " + std::to_string(t) + " failed to decode, code " +
-                std::to_string(decoded[t]) + ")");
-  }
+  for (int t = 0; t < parts; ++t) blosc_throw_unless_ok(status[t]);
   return true;
+}
+
+bool blosc_decompress_threaded(std::uint8_t* dst, std::size_t dst_capacity, const std::uint8_t* src,
+                               std::size_t src_size, int nthreads) {
+  if (nthreads < 2) return false;
+  const std::optional<BloscFrame> frame = blosc_read_frame(src, src_size, dst_capacity);
+  return frame && blosc_decode_shared(*frame, dst, nthreads);
 }
 
 std::optional<std::size_t> blosc_compress_threaded(std::uint8_t* dst, std::size_t dst_capacity,

@@ -87,5 +87,17 @@ int main(int argc, char** argv) {
     body.insert(body.end(), data.begin(), data.end());
     put(root / "blosc_encoder", "c" + std::to_string(codec), params[0], body);
   }
+  // Our Blosc decoder against c-blosc's (fuzz_blosc_decoder): a capacity/threads byte, then a
+  // frame of every codec and shuffle, some of several blocks.
+  Bytes wide(70000);
+  for (std::size_t i = 0; i < wide.size(); ++i) wide[i] = std::uint8_t((i * i) >> 9 ^ (i % 3 == 0 ? i : 0));
+  for (int codec = 0; codec < 15; ++codec) {  // compressor x shuffle
+    const BloscParams p{1 + codec % 9, Shuffle(codec % 3), BloscCompressor(codec / 3 == 3 ? 5 : codec / 3 == 4 ? 4 : codec / 3),
+                        std::size_t(codec % 2 == 0 ? 4 : 8), 1};
+    const Bytes& source = codec % 4 == 0 ? wide : data;
+    Bytes frame(blosc_compress_bound(source.size()));
+    frame.resize(blosc_compress(frame.data(), frame.size(), source.data(), source.size(), p));
+    put(root / "blosc_decoder", "c" + std::to_string(codec), std::uint8_t(codec * 37), frame);
+  }
   return 0;
 }

@@ -2,9 +2,8 @@
 // (worker_pool.hpp) and c-blosc's context-free calls only, so no global c-blosc state is used.
 //
 // A frame is a 16-byte header, a table of block offsets (bstarts) and the blocks, each
-// compressed on its own. Decoding: each thread decodes a run of whole blocks straight into its
-// part of the output, as a sub-frame of its own (blocks stored in order) or through
-// blosc_getitem (blocks out of order); both keep their state on the stack. Encoding: each thread
+// compressed on its own. Decoding: each thread decodes a run of whole blocks from the frame
+// straight into its part of the output (blosc_block_decoder.hpp). Encoding: each thread
 // compresses a run of whole blocks as a frame of its own (blosc_compress_frame, the same forced
 // block size); the frames are then joined into one: one header, one offset table, the blocks
 // in order. Blocks are compressed independently, so the joined frame holds the bytes c-blosc
@@ -15,15 +14,19 @@
 #include <cstdint>
 #include <optional>
 
+#include "h5sparse/blosc_block_decoder.hpp"
 #include "h5sparse/codecs.hpp"
 
 namespace h5sparse {
 
-/// Decodes a frame that blosc_decoded_size() accepted with up to `nthreads` threads, each on
+/// Decodes `frame` (blosc_read_frame) into dst with up to `nthreads` threads, each on a run of
 /// whole blocks. Returns false, having written nothing, when the frame does not divide (a
-/// single block, a copied frame, less than 128 KiB per thread, blocks out of order with sizes
-/// that are not a multiple of the type size, a header the serial decoder should judge); throws
-/// corrupt_data when a block fails to decode.
+/// single block, a copied frame, less than 128 KiB per thread); throws corrupt_data when a
+/// block fails to decode.
+bool blosc_decode_shared(const BloscFrame& frame, std::uint8_t* dst, int nthreads);
+
+/// blosc_decode_shared for a frame not read yet: false also for a frame blosc_read_frame
+/// leaves to c-blosc; throws what blosc_read_frame throws.
 bool blosc_decompress_threaded(std::uint8_t* dst, std::size_t dst_capacity, const std::uint8_t* src,
                                std::size_t src_size, int nthreads);
 
