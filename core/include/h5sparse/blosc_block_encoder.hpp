@@ -9,8 +9,8 @@
 // when it does not pay" rule and whole-frame copy fallback, under its default split mode
 // FORWARD_COMPAT) with one ZSTD_CCtx, one z_stream (deflateReset), one LZ4/LZ4HC state and one
 // shuffle buffer per thread. Unit tests compare its frames with blosc_compress_ctx's.
-// blosclz stays with c-blosc (its codec is not exported), and so does decoding: its
-// per-block decoder contexts cost next to nothing (docs/DESIGN.md).
+// blosclz stays with c-blosc (its codec is not exported). Decoding is our own too
+// (blosc_block_decoder.hpp).
 #pragma once
 
 #include <cstddef>
