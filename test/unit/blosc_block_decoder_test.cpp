@@ -110,6 +110,7 @@ TEST(BloscBlockDecoder, DecodesEveryShapeOfFrameLikeCBlosc) {
               const std::optional<Bytes> ours = our_decode(frame, nbytes, 1);
               ASSERT_TRUE(ours.has_value());
               ASSERT_EQ(*ours, data);
+              ASSERT_EQ(ours, c_blosc_decode(frame, nbytes));
               ++frames;
             }
           }

@@ -96,7 +96,7 @@ TEST(BloscThreaded, JoinedFramesAreCBloscsFramesByteForByte) {
             ASSERT_TRUE(size.has_value());
             joined.resize(*size);
             EXPECT_EQ(joined, frame);
-            Bytes direct(nbytes);  // blocks in order: each thread decodes a sub-frame of its own
+            Bytes direct(nbytes);  // each thread decodes its blocks straight from the frame
             EXPECT_TRUE(blosc_decompress_threaded(direct.data(), direct.size(), frame.data(), frame.size(), nthreads));
             EXPECT_EQ(direct, data);
             for (int readers : {1, 2, 3}) {
@@ -113,7 +113,7 @@ TEST(BloscThreaded, JoinedFramesAreCBloscsFramesByteForByte) {
 
 TEST(BloscThreaded, DecodesOtherWritersFramesOfAnyShape) {
   // c-blosc's frames with automatic and odd forced block sizes, leftover blocks, sizes that are
-  // not a multiple of the type size (those decode serially), every flag combination.
+  // not a multiple of the type size, every flag combination.
   int threaded = 0;
   for (BloscCompressor c : {BloscCompressor::blosclz, BloscCompressor::lz4, BloscCompressor::zstd}) {
     for (Shuffle shuffle : {Shuffle::none, Shuffle::byte, Shuffle::bit}) {
@@ -160,7 +160,7 @@ Bytes blocks_reversed(const Bytes& frame) {
   return out;
 }
 
-TEST(BloscThreaded, BlocksOutOfOrderDecodeBlockByBlock) {
+TEST(BloscThreaded, BlocksOutOfOrderDecodeOnThreads) {
   for (BloscCompressor c : {BloscCompressor::lz4, BloscCompressor::zstd, BloscCompressor::blosclz}) {
     for (Shuffle shuffle : {Shuffle::byte, Shuffle::bit}) {
       const Bytes data = field(1 << 20, 8, 4);
@@ -173,7 +173,7 @@ TEST(BloscThreaded, BlocksOutOfOrderDecodeBlockByBlock) {
       EXPECT_TRUE(blosc_decompress_threaded(shared.data(), shared.size(), frame.data(), frame.size(), 2));
       EXPECT_EQ(shared, data);
       std::mt19937 rng(5);
-      for (int trial = 0; trial < 100; ++trial) {  // and damaged, on the block-by-block path
+      for (int trial = 0; trial < 100; ++trial) {  // and damaged
         Bytes bad = frame;
         bad[trial < 30 ? rng() % (16 + 4 * blocks_of(frame)) : rng() % bad.size()] ^= std::uint8_t(1 + rng() % 255);
         try {
