@@ -210,7 +210,7 @@ TEST(BloscBlockDecoder, DamagedFramesFailWhenCBloscsFail) {
       for (std::size_t field : {4, 8}) {  // decoded size and block size, oversized or negative
         for (std::int32_t value : {0x7FFFFFFF, -1, 1 << 30, 3, 1}) {
           Bytes bad = frame;
-          std::memcpy(&bad[field], &value, 4);
+          std::memcpy(bad.data() + field, &value, 4);
           expect_same_decoding(bad, data.size(), 2);
         }
       }
