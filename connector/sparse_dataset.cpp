@@ -11,6 +11,7 @@
 #include "error_stack.hpp"
 #include "h5sparse/error.hpp"
 #include "h5sparse/fill_scan.hpp"
+#include "h5sparse/stored_chunk_read.hpp"
 #include "native_dataset.hpp"
 #include "object.hpp"
 #ifdef H5SPARSE_PARALLEL
@@ -139,13 +140,15 @@ StructuredChunk SparseDataset::decode_stored(const std::vector<std::uint64_t>& o
                                              const StoredChunk* stored) const {
   if (stored == nullptr) return StructuredChunk::empty(params_.layout);
   try {
-    if (stored->filter_mask & 1) {
-      // Stored with the structured-chunk filter skipped: a dense chunk, every element defined.
-      H5SPARSE_FAIL_IF(stored->bytes.size() != params_.layout.element_count() * params_.layout.element_size,
-              ErrorCode::corrupt_data, "unfiltered chunk has the wrong size");
-      return from_dense(stored->bytes.data(), params_.layout, nullptr);
-    }
-    return decode_chunk(stored->bytes.data(), stored->bytes.size(), params_.layout);
+    return decode_stored_chunk(stored->bytes.data(), stored->bytes.size(), stored->filter_mask, params_.layout);
+  } catch (const Error& e) {
+    throw Error(e.code(), where(origin) + ": " + e.what());
+  }
+}
+
+void SparseDataset::rethrow_naming_chunk(const IndexedFailure& failure, const std::vector<std::uint64_t>& origin) const {
+  try {
+    std::rethrow_exception(failure.error);
   } catch (const Error& e) {
     throw Error(e.code(), where(origin) + ": " + e.what());
   }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "h5sparse/chunk_grid.hpp"
+#include "h5sparse/chunk_threads.hpp"
 #include "h5sparse/sparse_layout.hpp"
 #include "handle.hpp"
 #include "native_dataset.hpp"
@@ -88,10 +89,9 @@ class SparseDataset {
                    std::size_t avoid_size = 0) const;
   void write_stored(const std::vector<std::uint64_t>& origin, ByteView stored, hid_t dxpl,
                     std::size_t avoid_size = 0) const;
-  /// The decoded view of a stored chunk with filter mask 0 (values borrowed from `stored`
-  /// when unfiltered, else decoded into `values_scratch`); errors name the dataset and chunk.
-  ChunkView view_stored(const std::vector<std::uint64_t>& origin, const StoredChunk& stored,
-                        std::array<Bytes, 2>& values_scratch) const;
+  /// Rethrows a chunk's failure from a parallel loop on this thread as the serial path throws
+  /// it: an Error gets the dataset and chunk (`origin`) in front of its message.
+  [[noreturn]] void rethrow_naming_chunk(const IndexedFailure& failure, const std::vector<std::uint64_t>& origin) const;
   /// The structured chunk of what is stored at `origin` (null: nothing, an empty chunk).
   StructuredChunk decode_stored(const std::vector<std::uint64_t>& origin, const StoredChunk* stored) const;
   /// The selected memory elements in selection order, in the file datatype: `buf` itself when

@@ -7,10 +7,14 @@
 #include <H5VLconnector_passthru.h>
 
 #include <cstring>
+#include <exception>
+#include <optional>
 
 #include "error_stack.hpp"
 #include "h5sparse/chunk_scatter.hpp"
+#include "h5sparse/chunk_threads.hpp"
 #include "h5sparse/error.hpp"
+#include "h5sparse/stored_chunk_read.hpp"
 #include "h5sparse/stream_store.hpp"
 #include "sparse_dataset.hpp"
 
@@ -22,6 +26,23 @@ using hdf5::Handle;
 using hdf5::throw_if_negative;
 
 constexpr std::size_t kKeptStoredChunkBytes = std::size_t(16) << 20;
+// A batch of a parallel read: up to this many chunks and about this many stored bytes (two
+// batches are held at once, one read while the other is decoded). Enough chunks to share
+// between the threads and amortize waking them, few enough to stay in the caches.
+constexpr std::size_t kBatchChunks = 64;
+constexpr std::size_t kBatchStoredBytes = std::size_t(8) << 20;
+
+// Chunks read (stored bytes) and their pieces of the selection, to be decoded together.
+struct ReadBatch {
+  struct Entry {
+    std::uint64_t chunk;     // linear index in the chunk grid
+    std::size_t begin, end;  // its pieces (in the batch's own pieces on whole reads)
+    bool stored;             // false: nothing stored, all fill
+  };
+  std::vector<Entry> entries;
+  std::vector<ChunkPiece> pieces;
+  std::vector<StoredChunk> stored;  // entries[i]'s bytes; kept from read to read
+};
 
 bool has_data_transform(hid_t dxpl) {
   if (dxpl == H5P_DEFAULT || dxpl == H5P_DATASET_XFER_DEFAULT) return false;
@@ -85,87 +106,104 @@ bool SparseDataset::read(hid_t mem_type, hid_t mem_space, hid_t file_space, hid_
   const std::uint8_t* fill = params_.fill.empty() ? nullptr : params_.fill.data();
   // A destination larger than the caches gets streaming stores (stream_store.hpp).
   const bool streaming = std::size_t(n) * es >= kStreamingMinBytes;
-
-  // One buffer for every chunk, kept by the thread between reads: a fresh one per call costs
-  // zeroing and page faults of a whole chunk, which dominates small reads (single elements).
-  thread_local StoredChunk stored;
-  struct Trim {  // ...unless it grew large
-    ~Trim() {
-      if (stored.bytes.capacity() > kKeptStoredChunkBytes) Bytes().swap(stored.bytes);
-    }
-  } trim;
-  // Decoded values of filtered chunks, also kept: a fresh buffer per chunk was allocated and
-  // zeroed before every decode (64 MiB of zeroing in a full read of a 64 MiB dataset).
-  thread_local std::array<Bytes, 2> values_scratch;
-  struct TrimScratch {
-    ~TrimScratch() {
-      for (Bytes& b : values_scratch)
-        if (b.capacity() > kKeptStoredChunkBytes) Bytes().swap(b);
-    }
-  } trim_scratch;
   struct Fence {  // streamed stores are ordered before the call returns, or throws
     bool streaming;
     ~Fence() {
       if (streaming) stream_fence();
     }
   } fence{streaming};
-  Bytes dense;  // one chunk, for pieces in arbitrary order (points)
-  // Each destination element is written once: a chunk's pieces get its values and the fill
-  // value (scatter_chunk), a chunk not stored gets the fill value.
-  auto read_pieces = [&](const ChunkPiece* first, std::size_t count) {
-    const std::vector<std::uint64_t> origin = sel.grid.chunk_origin(first->chunk);
-    if (!read_stored_chunk_into(under_, under_vol_id_, std::vector<hsize_t>(origin.begin(), origin.end()), dxpl,
-                                stored)) {
-      fill_pieces(first, count, es, fill, dest, streaming);
-      return;
+
+  // Every element in row-major order: each chunk's pieces follow from its position (splitting
+  // the selection into 65,536 pieces and grouping them was a fifth of a full read). Otherwise
+  // the selection's pieces, grouped by chunk.
+  const bool whole = selects_everything(sel.space, sel.grid, n);
+  const std::vector<ChunkPiece> pieces = whole ? std::vector<ChunkPiece>() : pieces_of(sel.space, sel.grid);
+  const std::uint64_t chunks = whole ? sel.grid.chunk_count() : 0;
+  // A read of one chunk stays on this thread (no affinity query, no pool round trip).
+  const bool one_chunk = whole ? chunks <= 1 : pieces.empty() || pieces.front().chunk == pieces.back().chunk;
+  const int threads = one_chunk ? 1 : chunk_threads();
+
+  // Stored chunks are read (HDF5, this thread) in batches and decoded straight into the
+  // destination on `threads` threads, each chunk into its own elements; while the workers
+  // decode a batch, this thread reads the next. Serially a batch is one chunk: read, decode.
+  // Buffers are kept by the thread between reads: a fresh one per chunk costs zeroing and
+  // page faults, which dominates small reads (single elements).
+  thread_local std::array<ReadBatch, 2> batches;
+  thread_local std::vector<ChunkReadScratch> kept_scratch;
+  if (kept_scratch.size() < std::size_t(threads)) kept_scratch.resize(std::size_t(threads));
+  // Named through a reference: a thread_local named inside a lambda that runs on a worker
+  // would be the worker's own.
+  std::vector<ChunkReadScratch>& scratch = kept_scratch;
+  struct Trim {  // ...unless they grew large
+    ~Trim() {
+      std::size_t kept = 0;
+      for (ReadBatch& b : batches)
+        for (StoredChunk& c : b.stored) kept += c.bytes.capacity();
+      if (kept > 2 * kKeptStoredChunkBytes)
+        for (ReadBatch& b : batches) std::vector<StoredChunk>().swap(b.stored);
+      for (ChunkReadScratch& s : kept_scratch) s.trim(kKeptStoredChunkBytes);
     }
-    const bool ascending = pieces_ascending(first, count);
-    if (ascending && stored.filter_mask == 0) {
-      const ChunkView view = view_stored(origin, stored, values_scratch);
-      scatter_chunk(view.defined, view.values, view.values_size, first, count, es, fill, dest, streaming);
-      return;
-    }
-    const StructuredChunk chunk = decode_stored(origin, &stored);  // written around the filter
-    if (ascending) {
-      scatter_chunk(chunk.defined, chunk.values.data(), chunk.values.size(), first, count, es, fill, dest, streaming);
-    } else {
-      dense.resize(std::size_t(params_.layout.element_count()) * es);
-      expand_to_dense(chunk, params_.layout, fill, dense.data());
-      for (std::size_t i = 0; i < count; ++i)
-        std::memcpy(dest + first[i].source * es, &dense[first[i].in_chunk_start * es], first[i].length * es);
+  } trim;
+  const std::size_t batch_chunks = threads > 1 ? kBatchChunks : 1;
+  std::uint64_t next_chunk = 0;  // whole reads: the next chunk to read
+  std::size_t next_piece = 0;    // otherwise: the first piece of the next chunk
+  auto read_batch = [&](ReadBatch& batch) {
+    batch.entries.clear();
+    batch.pieces.clear();
+    std::size_t bytes = 0;
+    while (batch.entries.size() < batch_chunks && bytes < kBatchStoredBytes) {
+      ReadBatch::Entry entry{};
+      if (whole) {
+        if (next_chunk == chunks) break;
+        entry.chunk = next_chunk++;
+        entry.begin = batch.pieces.size();
+        sel.grid.whole_chunk_pieces(entry.chunk, batch.pieces);
+        entry.end = batch.pieces.size();
+      } else {
+        if (next_piece == pieces.size()) break;
+        entry.chunk = pieces[next_piece].chunk;
+        entry.begin = next_piece;
+        while (next_piece < pieces.size() && pieces[next_piece].chunk == entry.chunk) ++next_piece;
+        entry.end = next_piece;
+      }
+      const std::size_t k = batch.entries.size();
+      if (batch.stored.size() == k) batch.stored.emplace_back();
+      const std::vector<std::uint64_t> origin = sel.grid.chunk_origin(entry.chunk);
+      entry.stored = read_stored_chunk_into(under_, under_vol_id_, std::vector<hsize_t>(origin.begin(), origin.end()),
+                                            dxpl, batch.stored[k]);
+      if (entry.stored) bytes += batch.stored[k].bytes.size();
+      batch.entries.push_back(entry);
     }
   };
-  std::vector<ChunkPiece> pieces;
-  if (selects_everything(sel.space, sel.grid, n)) {
-    // Every element in row-major order: each chunk's pieces follow from its position (splitting
-    // the selection into 65,536 pieces and grouping them was a fifth of a full read).
-    for (std::uint64_t chunk = 0, chunks = sel.grid.chunk_count(); chunk < chunks; ++chunk) {
-      pieces.clear();
-      sel.grid.whole_chunk_pieces(chunk, pieces);
-      read_pieces(pieces.data(), pieces.size());
+  ReadBatch* current = &batches[0];
+  ReadBatch* following = &batches[1];
+  read_batch(*current);
+  while (!current->entries.empty()) {
+    const ChunkPiece* base = whole ? current->pieces.data() : pieces.data();
+    auto decode = [&, current, base](std::size_t i, int slot) {
+      const ReadBatch::Entry& entry = current->entries[i];
+      const StoredChunk* stored = entry.stored ? &current->stored[i] : nullptr;
+      const Fence worker_fence{streaming && slot != 0};  // each thread orders its own streamed stores
+      read_stored_chunk_pieces(stored ? stored->bytes.data() : nullptr, stored ? stored->bytes.size() : 0,
+                               stored ? stored->filter_mask : 0, params_.layout, base + entry.begin,
+                               entry.end - entry.begin, fill, dest, streaming, scratch[std::size_t(slot)]);
+    };
+    std::optional<IndexedFailure> failure;
+    std::exception_ptr read_error;
+    if (threads > 1) {
+      failure = parallel_for(current->entries.size(), threads, decode, [&] { read_batch(*following); }, &read_error);
+    } else {
+      failure = parallel_for(current->entries.size(), 1, decode);
+      if (!failure) read_batch(*following);
     }
-  } else {
-    pieces = pieces_of(sel.space, sel.grid);
-    for (std::size_t begin = 0; begin < pieces.size();) {
-      std::size_t end = begin;
-      while (end < pieces.size() && pieces[end].chunk == pieces[begin].chunk) ++end;
-      read_pieces(&pieces[begin], end - begin);
-      begin = end;
-    }
+    if (failure) rethrow_naming_chunk(*failure, sel.grid.chunk_origin(current->entries[failure->index].chunk));
+    if (read_error) std::rethrow_exception(read_error);
+    std::swap(current, following);
   }
   fence.streaming = false;
   if (streaming) stream_fence();
   if (offset < 0) scatter_to_memory(mspace, staging.data(), es, static_cast<std::uint8_t*>(buf));
   return true;
-}
-
-ChunkView SparseDataset::view_stored(const std::vector<std::uint64_t>& origin, const StoredChunk& stored,
-                                     std::array<Bytes, 2>& values_scratch) const {
-  try {
-    return decode_chunk_view(stored.bytes.data(), stored.bytes.size(), params_.layout, &values_scratch);
-  } catch (const Error& e) {
-    throw Error(e.code(), where(origin) + ": " + e.what());
-  }
 }
 
 }  // namespace h5sparse::vol

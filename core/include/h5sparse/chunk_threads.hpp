@@ -1,0 +1,95 @@
+// Chunks of one read or write decoded and encoded on several threads. HDF5 is not thread-safe
+// (the connector runs under its library lock), so the caller keeps every HDF5 call on its own
+// thread and hands only the pure core work of independent chunks (decode, scatter into disjoint
+// parts of the caller's buffer, fill scan, encode, checksums) to the shared worker pool.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <exception>
+#include <optional>
+#include <vector>
+
+#include "h5sparse/worker_pool.hpp"
+
+namespace h5sparse {
+
+/// The most threads chunk work uses, whatever it is told: beyond this a read or write of one
+/// dataset is bound by the memory bus and the serial HDF5 calls, not by decoding.
+constexpr int kMaxChunkThreads = 16;
+
+/// Threads for the chunks of one call: $H5SPARSE_NTHREADS when it is a positive integer, else
+/// the CPUs in this process's affinity mask (MPI launchers bind each rank to its cores, so a
+/// rank bound to one core gets 1), at most kMaxChunkThreads. 1 is the serial path.
+int chunk_threads();
+
+/// The first failure of a parallel loop: the lowest index whose work threw, and what it threw.
+struct IndexedFailure {
+  std::size_t index;
+  std::exception_ptr error;
+};
+
+/// Runs work(i, slot) for every i in [0, count) on up to `threads` threads (the calling thread
+/// and workers of the shared pool). `slot` in [0, threads) names the thread running the call,
+/// for per-thread scratch; slot 0 is the calling thread. Indices are taken in increasing order;
+/// an exception from work(i) is caught on its thread, after which no further index starts,
+/// and the lowest failed index is returned with its exception: every index below it ran (as in
+/// a serial loop stopped at its first failure). Nothing crosses threads as an exception.
+/// With `lead`, the calling thread first runs lead() (for HDF5 calls, which must stay on the
+/// calling thread: reading the next batch while the workers decode this one), then joins the
+/// loop; an exception from lead() goes to `*lead_error`. With threads <= 1 (or the pool busy
+/// with another caller) everything runs on the calling thread, lead first, then in index order.
+template <typename Work, typename Lead>
+std::optional<IndexedFailure> parallel_for(std::size_t count, int threads, Work&& work, Lead&& lead,
+                                           std::exception_ptr* lead_error) {
+  auto run_lead = [&] {
+    try {
+      lead();
+    } catch (...) {
+      *lead_error = std::current_exception();
+    }
+  };
+  if (threads <= 1 || count == 0) {
+    run_lead();
+    for (std::size_t i = 0; i < count; ++i) {
+      try {
+        work(i, 0);
+      } catch (...) {
+        return IndexedFailure{i, std::current_exception()};
+      }
+    }
+    return std::nullopt;
+  }
+  std::atomic<std::size_t> next{0};
+  std::atomic<bool> failed{false};
+  std::vector<IndexedFailure> failures(std::size_t(threads), IndexedFailure{count, nullptr});
+  auto task = [&](int slot) {
+    if (slot == 0) run_lead();
+    while (!failed.load(std::memory_order_relaxed)) {
+      const std::size_t i = next.fetch_add(1, std::memory_order_relaxed);
+      if (i >= count) return;
+      try {
+        work(i, slot);
+      } catch (...) {
+        failures[std::size_t(slot)] = IndexedFailure{i, std::current_exception()};
+        failed.store(true, std::memory_order_relaxed);
+        return;
+      }
+    }
+  };
+  run_shared(threads, task);
+  const IndexedFailure* first = nullptr;
+  for (const IndexedFailure& f : failures)
+    if (f.error && (first == nullptr || f.index < first->index)) first = &f;
+  if (first == nullptr) return std::nullopt;
+  return *first;
+}
+
+/// parallel_for without a lead.
+template <typename Work>
+std::optional<IndexedFailure> parallel_for(std::size_t count, int threads, Work&& work) {
+  if (std::size_t(threads) > count) threads = int(count);
+  return parallel_for(count, threads, work, [] {}, nullptr);
+}
+
+}  // namespace h5sparse
