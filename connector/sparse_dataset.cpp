@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <exception>
+#include <optional>
 
 
 #include "dcpl.hpp"
@@ -234,14 +236,24 @@ void SparseDataset::write(hid_t mem_type, hid_t mem_space, hid_t file_space, hid
   // while the same rows of neighbouring chunks are contiguous, which the hardware prefetchers
   // follow (a 64 MiB scan: 12 ms chunk by chunk, 8 ms by bands of 16). Up to 16 chunks and
   // 8 MiB of packed values per band; a chunk whose pieces need staging is a band of its own.
+  // A band's chunks are read (HDF5, this thread), then scanned, merged and encoded on up to
+  // `threads` threads (each a run of neighbouring chunks of the band, interleaved as above),
+  // then stored in chunk order (HDF5, this thread) up to the first that failed.
   struct Slot {
     std::unique_ptr<std::uint8_t[]> packed;  // uninitialised: zeroing cost more than small writes
     ChunkSelection written;
     std::uint8_t* out = nullptr;
     std::size_t begin = 0, end = 0;  // the chunk's pieces
     bool ordered = true;             // ascending and disjoint inside the chunk: scanned in place
+    StoredChunk replaced;            // what was stored before (its buffer reused from band to band)
+    bool had_stored = false;
+    std::size_t replaced_size = 0;   // the size the new chunk must not have (SWMR), or 0
+    Bytes encoded;                   // the new chunk, unless encoded in `packed`
+    ByteView result{nullptr, 0};     // the new chunk to store (size 0: nothing to store)
+    std::exception_ptr failure;      // why it could not be encoded
   };
   const std::size_t band_limit = std::max<std::size_t>(1, std::min<std::size_t>(16, (std::size_t(8) << 20) / packed_size));
+  const int threads = pieces.empty() || pieces.front().chunk == pieces.back().chunk ? 1 : chunk_threads();
   std::vector<Slot> band;
   auto scan = [&](Slot& slot, const std::uint8_t* src, std::uint64_t length, std::uint64_t start) {
     if (!skip_fill) {  // every written element is defined: one copy, one range
@@ -257,7 +269,55 @@ void SparseDataset::write(hid_t mem_type, hid_t mem_space, hid_t file_space, hid
     for (std::size_t i = slot.begin; i < slot.end; ++i) selected.set_range(pieces[i].in_chunk_start, pieces[i].length);
     return selected;
   };
-  Bytes spill;
+  // The new stored form of a scanned chunk (core work only: runs on any thread).
+  auto encode = [&](Slot& slot) {
+    std::uint8_t* const values_start = slot.packed.get() + values_offset;
+    StructuredChunk chunk = slot.had_stored ? decode_stored_chunk(slot.replaced.bytes.data(), slot.replaced.bytes.size(),
+                                                                  slot.replaced.filter_mask, params_.layout)
+                                            : StructuredChunk::empty(params_.layout);
+    if (chunk.defined.none()) {
+      if (slot.written.none()) return;  // only fill values written (fill-is-undefined) where nothing was defined
+      slot.result = encode_chunk_in_place(slot.written, slot.packed.get(), std::size_t(slot.out - values_start),
+                                          params_.layout, slot.encoded);
+      return;
+    }
+    merge_write(chunk, slot.written, values_start, es);
+    if (skip_fill) {  // written fill values are undefined (otherwise every selected element is written)
+      ChunkSelection undefined = covered(slot);
+      undefined.subtract(slot.written);
+      if (!undefined.none()) h5sparse::erase(chunk, undefined, es);
+    }
+    slot.encoded = encode_chunk(chunk, params_.layout);
+    slot.result = slot.encoded;
+  };
+  // Scans and encodes slots [first, last) of the band; a chunk that fails stops its run.
+  auto scan_and_encode = [&](std::size_t first, std::size_t last) {
+    if (!band[first].ordered) {  // unordered or repeated elements: the last write of an element wins
+      Slot& slot = band[first];
+      if (!staging) staging.reset(new std::uint8_t[chunk_elements * es]);
+      for (std::size_t i = slot.begin; i < slot.end; ++i)
+        std::memcpy(&staging[pieces[i].in_chunk_start * es], source + pieces[i].source * es, pieces[i].length * es);
+      covered(slot).for_each_run([&](std::uint64_t start, std::uint64_t length) { scan(slot, &staging[start * es], length, start); });
+    } else {
+      for (std::size_t k = 0, more = 1; more; ++k) {
+        more = 0;
+        for (std::size_t b = first; b < last; ++b) {
+          const std::size_t i = band[b].begin + k;
+          if (i >= band[b].end) continue;
+          scan(band[b], source + pieces[i].source * es, pieces[i].length, pieces[i].in_chunk_start);
+          more = 1;
+        }
+      }
+    }
+    for (std::size_t b = first; b < last; ++b) {
+      try {
+        encode(band[b]);
+      } catch (...) {
+        band[b].failure = std::current_exception();
+        return;
+      }
+    }
+  };
   for (std::size_t group = 0; group < pieces.size();) {
     std::size_t slots = 0;
     while (slots < band_limit && group < pieces.size()) {
@@ -278,49 +338,32 @@ void SparseDataset::write(hid_t mem_type, hid_t mem_space, hid_t file_space, hid
       slot.begin = group;
       slot.end = end;
       slot.ordered = ordered;
+      slot.result = ByteView(nullptr, 0);
+      slot.failure = nullptr;
       group = end;
       if (!ordered) break;
     }
-    if (!band[0].ordered) {  // unordered or repeated elements: the last write of an element wins
-      Slot& slot = band[0];
-      if (!staging) staging.reset(new std::uint8_t[chunk_elements * es]);
-      for (std::size_t i = slot.begin; i < slot.end; ++i)
-        std::memcpy(&staging[pieces[i].in_chunk_start * es], source + pieces[i].source * es, pieces[i].length * es);
-      covered(slot).for_each_run([&](std::uint64_t first, std::uint64_t length) { scan(slot, &staging[first * es], length, first); });
-    } else {
-      for (std::size_t k = 0, more = 1; more; ++k) {
-        more = 0;
-        for (std::size_t b = 0; b < slots; ++b) {
-          const std::size_t i = band[b].begin + k;
-          if (i >= band[b].end) continue;
-          scan(band[b], source + pieces[i].source * es, pieces[i].length, pieces[i].in_chunk_start);
-          more = 1;
-        }
-      }
-    }
     for (std::size_t b = 0; b < slots; ++b) {
       Slot& slot = band[b];
-      std::uint8_t* const values_start = slot.packed.get() + values_offset;
       const std::vector<std::uint64_t> origin = sel.grid.chunk_origin(pieces[slot.begin].chunk);
-      std::size_t replaced_size = 0;
-      StructuredChunk chunk = read_chunk(origin, dxpl, &replaced_size);
-      if (!relocate) replaced_size = 0;
-      if (chunk.defined.none()) {
-        if (slot.written.none()) continue;  // only fill values written (fill-is-undefined) where nothing was defined
-        write_stored(origin,
-                     encode_chunk_in_place(slot.written, slot.packed.get(), std::size_t(slot.out - values_start),
-                                           params_.layout, spill),
-                     dxpl, replaced_size);
-      } else {
-        merge_write(chunk, slot.written, values_start, es);
-        if (skip_fill) {  // written fill values are undefined (otherwise every selected element is written)
-          ChunkSelection undefined = covered(slot);
-          undefined.subtract(slot.written);
-          if (!undefined.none()) h5sparse::erase(chunk, undefined, es);
-        }
-        write_chunk(origin, chunk, dxpl, replaced_size);
-      }
+      slot.had_stored = read_stored_chunk_into(under_, under_vol_id_, std::vector<hsize_t>(origin.begin(), origin.end()),
+                                               dxpl, slot.replaced);
+      slot.replaced_size = slot.had_stored && relocate ? slot.replaced.bytes.size() : 0;
     }
+    const std::size_t runs = std::min<std::size_t>(slots, std::size_t(threads));
+    const std::size_t per_run = (slots + runs - 1) / runs;
+    const std::optional<IndexedFailure> failed = parallel_for(runs, int(runs), [&](std::size_t run, int) {
+      scan_and_encode(run * per_run, std::min(slots, (run + 1) * per_run));
+    });
+    // Stored in chunk order up to the first failure, as a serial loop would have.
+    const std::size_t stop = failed ? failed->index * per_run : slots;
+    for (std::size_t b = 0; b < stop; ++b) {
+      Slot& slot = band[b];
+      const std::vector<std::uint64_t> origin = sel.grid.chunk_origin(pieces[slot.begin].chunk);
+      if (slot.failure) rethrow_naming_chunk(IndexedFailure{b, slot.failure}, origin);
+      if (slot.result.size) write_stored(origin, slot.result, dxpl, slot.replaced_size);
+    }
+    if (failed) rethrow_naming_chunk(*failed, sel.grid.chunk_origin(pieces[band[stop].begin].chunk));
   }
 }
 
