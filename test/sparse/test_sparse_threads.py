@@ -1,0 +1,181 @@
+"""Chunks of one read or write decoded and encoded on several threads (H5SPARSE_NTHREADS;
+CTest runs this file with 1, 2 and 3): a corrupt chunk inside a parallel batch is the HDF5 error
+naming it (the first corrupt chunk in chunk order, as the serial path), a failed write stores
+the chunks before it in chunk order and nothing of the corrupt one, the stored bytes do not
+depend on the thread count, the pool really runs the chunks (threads appear only when asked),
+and Blosc sections with BLOSC_NTHREADS > 1 inside parallel chunks neither deadlock nor differ."""
+import os
+import subprocess
+import sys
+
+import h5py
+import numpy as np
+import pytest
+
+import h5sparse
+
+SHAPE, CHUNKS = (128, 128), (16, 16)  # 64 chunks: several per thread and batch
+FILL = -1.5
+
+
+def chunk_origins():
+    return [(r, c) for r in range(0, SHAPE[0], CHUNKS[0]) for c in range(0, SHAPE[1], CHUNKS[1])]
+
+
+def values(seed):
+    rng = np.random.default_rng(seed)
+    v = rng.normal(size=SHAPE).astype("<f4")
+    v[rng.random(SHAPE) < 0.7] = FILL  # fill values are not stored (fill-is-undefined)
+    return v
+
+
+def make(path, data, section=None):
+    with h5py.File(path, "w") as f:
+        f.create_dataset("d", shape=SHAPE, dtype="<f4", chunks=CHUNKS, fillvalue=FILL,
+                         **h5sparse.Sparse(values=section, selection=section, fill_is_undefined=True))
+        f["d"][...] = data
+
+
+def corrupt(path, origin):
+    """Flips a byte in the middle of the stored chunk at `origin`, in the file itself; returns
+    the corrupt bytes."""
+    with h5py.File(path, "r") as f:
+        info = f["d"].id.get_chunk_info_by_coord(origin)
+    at = info.byte_offset + info.size // 2
+    fd = os.open(path, os.O_RDWR)
+    try:
+        byte = os.pread(fd, 1, at)
+        os.pwrite(fd, bytes([byte[0] ^ 0x5A]), at)
+    finally:
+        os.close(fd)
+    with h5py.File(path, "r") as f:
+        return f["d"].id.read_direct_chunk(origin)[1]
+
+
+def run_python(script, *args, **env_changes):
+    env = dict(os.environ)
+    env.update({k: str(v) for k, v in env_changes.items()})
+    out = subprocess.run([sys.executable, "-c", script, *map(str, args)], env=env, check=True,
+                         capture_output=True, text=True)
+    return out.stdout
+
+
+def test_corrupt_chunks_in_a_parallel_batch_name_the_first(tmp_path):
+    path = tmp_path / "corrupt.h5"
+    data = values(1)
+    make(path, data)
+    corrupt(path, (80, 48))
+    corrupt(path, (112, 0))  # later in chunk order: the error names (80, 48), as a serial read does
+    with h5py.File(path, "r") as f:
+        d = f["d"]
+        for read in (lambda: d[...], lambda: d.read_direct(np.empty(SHAPE, "<f4")),
+                     lambda: d[64:128, 32:128], lambda: d[[3, 85, 120], :]):
+            with pytest.raises(OSError) as err:
+                read()
+            assert "dataset '/d', chunk at (80, 48)" in str(err.value), str(err.value)
+        # Chunks away from the corrupt ones still read, in parallel batches too.
+        expected = np.where(data == FILL, FILL, data)
+        assert np.array_equal(d[0:80, :], expected[0:80, :])
+        assert np.array_equal(d[:, 64:128][0:112], expected[0:112, 64:128])
+
+
+def test_failed_parallel_write_stores_chunks_in_order_up_to_the_corrupt_one(tmp_path):
+    path = tmp_path / "write.h5"
+    old = values(2)
+    make(path, old)
+    bad = corrupt(path, (48, 80))
+    origins = chunk_origins()
+    failing = origins.index((48, 80))
+    new = values(3)
+    with h5py.File(path, "r+") as f:
+        d = f["d"]
+        with pytest.raises(OSError, match=r"dataset '/d', chunk at \(48, 80\)"):
+            d[...] = new
+    with h5py.File(path, "r") as f:
+        d = f["d"]
+        assert d.id.read_direct_chunk((48, 80))[1] == bad  # the corrupt chunk is left as it was
+        for k, (r, c) in enumerate(origins):
+            if k == failing:
+                continue
+            box = np.s_[r:r + CHUNKS[0], c:c + CHUNKS[1]]
+            got = d[box]
+            # Every chunk is wholly old or wholly new: before the failing one new, after it old.
+            want = new[box] if k < failing else old[box]
+            assert np.array_equal(got, want), (r, c)
+
+
+COUNT_THREADS = """
+import os, sys, h5py, numpy as np
+def threads():
+    return len(os.listdir('/proc/self/task'))
+with h5py.File(sys.argv[1], 'r') as f:
+    d = f['d']
+    before = threads()
+    d[...]
+    print(before, threads())
+"""
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_the_pool_runs_the_chunks_when_asked(tmp_path, threads):
+    path = tmp_path / "count.h5"
+    make(path, values(4))
+    before, after = map(int, run_python(COUNT_THREADS, path, H5SPARSE_NTHREADS=threads, BLOSC_NTHREADS=1).split())
+    assert after - before == threads - 1, (before, after)
+
+
+WRITE_AND_DUMP = """
+import sys, h5py, numpy as np
+import h5sparse
+shape, chunks = (128, 128), (16, 16)
+rng = np.random.default_rng(5)
+v = rng.normal(size=shape).astype('<f4')
+v[rng.random(shape) < 0.6] = 0
+section = None if sys.argv[2] == 'none' else h5sparse.Blosc('lz4', 5, 'byte')
+with h5py.File(sys.argv[1], 'w') as f:
+    d = f.create_dataset('d', shape=shape, dtype='<f4', chunks=chunks,
+                         **h5sparse.Sparse(values=section, selection=section, fill_is_undefined=True))
+    d[...] = v
+    d[20:90, 5:100] = v[20:90, 5:100] * 2  # merges into stored chunks
+with h5py.File(sys.argv[1], 'r') as f:
+    d = f['d']
+    expected = v.copy()
+    expected[20:90, 5:100] *= 2
+    assert np.array_equal(d[...], expected)
+    for r in range(0, 128, 16):
+        for c in range(0, 128, 16):
+            print(d.id.read_direct_chunk((r, c))[1].hex())
+"""
+
+
+@pytest.mark.parametrize("codec", ["none", "blosc"])
+def test_stored_bytes_do_not_depend_on_the_thread_count(tmp_path, codec):
+    dumps = {t: run_python(WRITE_AND_DUMP, tmp_path / f"t{t}.h5", codec, H5SPARSE_NTHREADS=t)
+             for t in (1, 2, 3)}
+    assert dumps[1] == dumps[2] == dumps[3]
+
+
+def test_blosc_threads_inside_parallel_chunks(tmp_path):
+    """Whole 256 KiB chunks through Blosc with BLOSC_NTHREADS=2 (several blocks per frame, each
+    shared out on the same pool the chunks are): no deadlock, the same values."""
+    script = """
+import sys, h5py, numpy as np
+import h5sparse
+shape, chunks = (1024, 512), (256, 256)
+v = np.arange(np.prod(shape), dtype='<f4').reshape(shape)
+v[::3, ::7] = 0
+with h5py.File(sys.argv[1], 'w') as f:
+    d = f.create_dataset('d', shape=shape, dtype='<f4', chunks=chunks,
+                         **h5sparse.Sparse(values=h5sparse.Blosc('lz4', 5, 'byte'), fill_is_undefined=True))
+    d[...] = v
+    d[100:900, 50:450] = v[100:900, 50:450] + 1
+v[100:900, 50:450] += 1
+with h5py.File(sys.argv[1], 'r') as f:
+    assert np.array_equal(f['d'][...], v)
+print('ok')
+"""
+    for threads in (2, 3):
+        out = subprocess.run([sys.executable, "-c", script, str(tmp_path / f"b{threads}.h5")],
+                             env=dict(os.environ, H5SPARSE_NTHREADS=str(threads), BLOSC_NTHREADS="2"),
+                             capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr

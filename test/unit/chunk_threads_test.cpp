@@ -1,0 +1,172 @@
+// chunk_threads.hpp: the thread count policy and the parallel loop the connector runs chunk
+// work with (failures captured per index, the lead on the calling thread, nested pool use).
+#include "h5sparse/chunk_threads.hpp"
+
+#include <gtest/gtest.h>
+#include <sched.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "h5sparse/error.hpp"
+
+namespace h5sparse {
+namespace {
+
+struct EnvGuard {
+  explicit EnvGuard(const char* value) {
+    if (value)
+      setenv("H5SPARSE_NTHREADS", value, 1);
+    else
+      unsetenv("H5SPARSE_NTHREADS");
+  }
+  ~EnvGuard() { unsetenv("H5SPARSE_NTHREADS"); }
+};
+
+int affinity_default() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  EXPECT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
+  const int n = CPU_COUNT(&set);
+  return n < 1 ? 1 : n > kMaxChunkThreads ? kMaxChunkThreads : n;
+}
+
+TEST(ChunkThreads, EnvironmentOrAffinityMask) {
+  { EnvGuard env("1"); EXPECT_EQ(chunk_threads(), 1); }
+  { EnvGuard env("3"); EXPECT_EQ(chunk_threads(), 3); }
+  { EnvGuard env("100000"); EXPECT_EQ(chunk_threads(), kMaxChunkThreads); }
+  for (const char* bad : {"0", "-2", "x", "", "2x", "99999999999999999999"}) {
+    EnvGuard env(bad);
+    EXPECT_EQ(chunk_threads(), affinity_default()) << bad;
+  }
+  { EnvGuard env(nullptr); EXPECT_EQ(chunk_threads(), affinity_default()); }
+}
+
+TEST(ChunkThreads, AffinityMaskOfOneCpuGivesOne) {
+  // A bound MPI rank: this thread's mask is what sched_getaffinity(0) reports.
+  cpu_set_t saved;
+  ASSERT_EQ(sched_getaffinity(0, sizeof saved, &saved), 0);
+  int cpu = 0;
+  while (!CPU_ISSET(cpu, &saved)) ++cpu;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+  EnvGuard env(nullptr);
+  const int threads = chunk_threads();
+  ASSERT_EQ(sched_setaffinity(0, sizeof saved, &saved), 0);
+  EXPECT_EQ(threads, 1);
+}
+
+TEST(ParallelFor, EveryIndexOnceOnItsSlot) {
+  for (int threads = 1; threads <= 4; ++threads) {
+    for (std::size_t count : {0u, 1u, 2u, 3u, 7u, 50u}) {
+      std::vector<std::atomic<int>> runs(count);
+      std::atomic<int> bad_slot{0};
+      const auto failure = parallel_for(count, threads, [&](std::size_t i, int slot) {
+        if (slot < 0 || slot >= threads) ++bad_slot;
+        ++runs[i];
+      });
+      EXPECT_FALSE(failure);
+      EXPECT_EQ(bad_slot.load(), 0);
+      for (std::size_t i = 0; i < count; ++i) EXPECT_EQ(runs[i].load(), 1) << threads << " " << i;
+    }
+  }
+}
+
+TEST(ParallelFor, SlotZeroIsTheCallingThreadAndSlotsAreExclusive) {
+  const std::thread::id caller = std::this_thread::get_id();
+  std::vector<std::atomic<int>> busy(3);
+  std::atomic<int> overlaps{0}, wrong_thread{0};
+  parallel_for(200, 3, [&](std::size_t, int slot) {
+    if (busy[slot]++ != 0) ++overlaps;
+    if (slot == 0 && std::this_thread::get_id() != caller) ++wrong_thread;
+    volatile int spin = 0;
+    for (int k = 0; k < 2000; ++k) spin = spin + k;
+    --busy[slot];
+  });
+  EXPECT_EQ(overlaps.load(), 0);
+  EXPECT_EQ(wrong_thread.load(), 0);
+}
+
+TEST(ParallelFor, LowestFailureWinsAndEveryIndexBelowRan) {
+  for (int threads = 1; threads <= 3; ++threads) {
+    std::vector<std::atomic<int>> runs(100);
+    const auto failure = parallel_for(100, threads, [&](std::size_t i, int) {
+      ++runs[i];
+      if (i == 23 || i == 61) throw Error(ErrorCode::corrupt_data, "bad " + std::to_string(i));
+    });
+    ASSERT_TRUE(failure);
+    EXPECT_EQ(failure->index, 23u);
+    for (std::size_t i = 0; i < 23; ++i) EXPECT_EQ(runs[i].load(), 1) << i;
+    try {
+      std::rethrow_exception(failure->error);
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::corrupt_data);
+      EXPECT_EQ(std::string(e.what()), "bad 23");
+    }
+  }
+}
+
+TEST(ParallelFor, AnyExceptionIsCaughtOnItsThread) {
+  const auto failure = parallel_for(40, 2, [&](std::size_t i, int) {
+    if (i == 5) throw std::bad_alloc();
+  });
+  ASSERT_TRUE(failure);
+  EXPECT_EQ(failure->index, 5u);
+  EXPECT_THROW(std::rethrow_exception(failure->error), std::bad_alloc);
+}
+
+TEST(ParallelFor, LeadRunsOnTheCallingThreadAndItsErrorIsKept) {
+  for (int threads = 1; threads <= 3; ++threads) {
+    const std::thread::id caller = std::this_thread::get_id();
+    std::thread::id lead_thread;
+    std::atomic<int> runs{0};
+    std::exception_ptr lead_error;
+    const auto failure = parallel_for(
+        30, threads, [&](std::size_t, int) { ++runs; },
+        [&] {
+          lead_thread = std::this_thread::get_id();
+          throw Error(ErrorCode::invalid_argument, "lead");
+        },
+        &lead_error);
+    EXPECT_FALSE(failure);
+    EXPECT_EQ(runs.load(), 30);
+    EXPECT_EQ(lead_thread, caller);
+    ASSERT_TRUE(lead_error);
+    EXPECT_THROW(std::rethrow_exception(lead_error), Error);
+  }
+}
+
+TEST(ParallelFor, NestedPoolUseRunsSeriallyWithoutDeadlock) {
+  // A Blosc section decoded with BLOSC_NTHREADS > 1 inside a parallel chunk decode.
+  std::atomic<long> sum{0};
+  const auto failure = parallel_for(16, 3, [&](std::size_t i, int) {
+    auto inner = [&](int k) { sum += long(i) * 10 + k; };
+    run_shared(4, inner);
+  });
+  EXPECT_FALSE(failure);
+  long want = 0;
+  for (long i = 0; i < 16; ++i)
+    for (long k = 0; k < 4; ++k) want += i * 10 + k;
+  EXPECT_EQ(sum.load(), want);
+}
+
+TEST(ParallelFor, ConcurrentCallersNeverWaitForEachOther) {
+  std::atomic<long> total{0};
+  std::vector<std::thread> callers;
+  for (int c = 0; c < 4; ++c)
+    callers.emplace_back([&] {
+      for (int round = 0; round < 50; ++round)
+        EXPECT_FALSE(parallel_for(20, 3, [&](std::size_t i, int) { total += long(i); }));
+    });
+  for (std::thread& t : callers) t.join();
+  EXPECT_EQ(total.load(), 4L * 50 * 190);
+}
+
+}  // namespace
+}  // namespace h5sparse
