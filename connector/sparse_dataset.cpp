@@ -126,6 +126,12 @@ std::vector<ChunkPiece> SparseDataset::pieces_of(hid_t space, const ChunkGrid& g
   return pieces;
 }
 
+std::uint64_t chunks_of(const std::vector<ChunkPiece>& pieces) {
+  std::uint64_t chunks = 0;
+  for (std::size_t i = 0; i < pieces.size(); ++i) chunks += i == 0 || pieces[i].chunk != pieces[i - 1].chunk;
+  return chunks;
+}
+
 std::string SparseDataset::where(const std::vector<std::uint64_t>& origin) const {
   return "dataset '" + dataset_name(under_, under_vol_id_) + "', chunk at " + coords_text(origin);
 }
@@ -253,7 +259,7 @@ void SparseDataset::write(hid_t mem_type, hid_t mem_space, hid_t file_space, hid
     std::exception_ptr failure;      // why it could not be encoded
   };
   const std::size_t band_limit = std::max<std::size_t>(1, std::min<std::size_t>(16, (std::size_t(8) << 20) / packed_size));
-  const int threads = pieces.empty() || pieces.front().chunk == pieces.back().chunk ? 1 : chunk_threads();
+  const int threads = chunk_threads_for(chunks_of(pieces), std::uint64_t(sel.npoints) * es);
   std::vector<Slot> band;
   auto scan = [&](Slot& slot, const std::uint8_t* src, std::uint64_t length, std::uint64_t start) {
     if (!skip_fill) {  // every written element is defined: one copy, one range

@@ -23,6 +23,9 @@ namespace h5sparse::vol {
 /// many elements (a hyperslab never selects an element twice; its order is row-major).
 bool selects_everything(hid_t space, const ChunkGrid& grid, std::uint64_t npoints);
 
+/// The chunks pieces grouped by chunk (pieces_of) fall in.
+std::uint64_t chunks_of(const std::vector<ChunkPiece>& pieces);
+
 class SparseDataset {
  public:
   /// Returns the sparse view of a freshly created or opened dataset, or nullptr when it is an

@@ -119,9 +119,7 @@ bool SparseDataset::read(hid_t mem_type, hid_t mem_space, hid_t file_space, hid_
   const bool whole = selects_everything(sel.space, sel.grid, n);
   const std::vector<ChunkPiece> pieces = whole ? std::vector<ChunkPiece>() : pieces_of(sel.space, sel.grid);
   const std::uint64_t chunks = whole ? sel.grid.chunk_count() : 0;
-  // A read of one chunk stays on this thread (no affinity query, no pool round trip).
-  const bool one_chunk = whole ? chunks <= 1 : pieces.empty() || pieces.front().chunk == pieces.back().chunk;
-  const int threads = one_chunk ? 1 : chunk_threads();
+  const int threads = chunk_threads_for(whole ? chunks : chunks_of(pieces), n * es);
 
   // Stored chunks are read (HDF5, this thread) in batches and decoded straight into the
   // destination on `threads` threads, each chunk into its own elements; while the workers

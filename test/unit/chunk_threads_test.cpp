@@ -46,6 +46,23 @@ TEST(ChunkThreads, EnvironmentOrAffinityMask) {
   { EnvGuard env(nullptr); EXPECT_EQ(chunk_threads(), affinity_default()); }
 }
 
+TEST(ChunkThreads, SmallCallsStayOnTheCallingThreadUnlessAsked) {
+  const int machine = affinity_default();
+  {
+    EnvGuard env(nullptr);
+    EXPECT_EQ(chunk_threads_for(1, std::uint64_t(1) << 30), 1);
+    EXPECT_EQ(chunk_threads_for(2, 1024), 1);
+    EXPECT_EQ(chunk_threads_for(kParallelMinChunks - 1, kParallelMinBytes - 1), 1);
+    EXPECT_EQ(chunk_threads_for(kParallelMinChunks, 16), machine);
+    EXPECT_EQ(chunk_threads_for(2, kParallelMinBytes), machine);
+  }
+  {
+    EnvGuard env("3");
+    EXPECT_EQ(chunk_threads_for(1, std::uint64_t(1) << 30), 1);
+    EXPECT_EQ(chunk_threads_for(2, 16), 3);
+  }
+}
+
 TEST(ChunkThreads, AffinityMaskOfOneCpuGivesOne) {
   // A bound MPI rank: this thread's mask is what sched_getaffinity(0) reports.
   cpu_set_t saved;

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <exception>
 #include <optional>
 #include <vector>
@@ -22,6 +23,17 @@ constexpr int kMaxChunkThreads = 16;
 /// the CPUs in this process's affinity mask (MPI launchers bind each rank to its cores, so a
 /// rank bound to one core gets 1), at most kMaxChunkThreads. 1 is the serial path.
 int chunk_threads();
+
+/// Below both of these a call's chunks stay on the calling thread unless H5SPARSE_NTHREADS
+/// asks otherwise: waking a worker (~10-30 us on a loaded machine) costs more than a few
+/// small chunks take to decode.
+constexpr std::uint64_t kParallelMinBytes = std::uint64_t(64) << 10;
+constexpr std::uint64_t kParallelMinChunks = 8;
+
+/// Threads for a call touching `chunks` chunks and `bytes` bytes of the caller's buffer: 1 for
+/// a single chunk; chunk_threads() when H5SPARSE_NTHREADS is set or the call is large enough
+/// (kParallelMinBytes or kParallelMinChunks); else 1 (without asking the system).
+int chunk_threads_for(std::uint64_t chunks, std::uint64_t bytes);
 
 /// The first failure of a parallel loop: the lowest index whose work threw, and what it threw.
 struct IndexedFailure {
