@@ -30,7 +30,7 @@ constexpr std::size_t kKeptStoredChunkBytes = std::size_t(16) << 20;
 // batches are held at once, one read while the other is decoded). Enough chunks to share
 // between the threads and amortize waking them, few enough to stay in the caches.
 constexpr std::size_t kBatchChunks = 64;
-constexpr std::size_t kBatchStoredBytes = std::size_t(8) << 20;
+constexpr std::size_t kBatchStoredBytes = std::size_t(1) << 20;
 
 // Chunks read (stored bytes) and their pieces of the selection, to be decoded together.
 struct ReadBatch {
