@@ -356,8 +356,9 @@ void SparseDataset::write(hid_t mem_type, hid_t mem_space, hid_t file_space, hid
                                                dxpl, slot.replaced);
       slot.replaced_size = slot.had_stored && relocate ? slot.replaced.bytes.size() : 0;
     }
-    const std::size_t runs = std::min<std::size_t>(slots, std::size_t(threads));
-    const std::size_t per_run = (slots + runs - 1) / runs;
+    // Runs of per_run neighbouring chunks, none empty (4 chunks on 3 threads: 2 runs of 2).
+    const std::size_t per_run = (slots + std::size_t(threads) - 1) / std::size_t(threads);
+    const std::size_t runs = (slots + per_run - 1) / per_run;
     const std::optional<IndexedFailure> failed = parallel_for(runs, int(runs), [&](std::size_t run, int) {
       scan_and_encode(run * per_run, std::min(slots, (run + 1) * per_run));
     });

@@ -179,3 +179,24 @@ print('ok')
                              env=dict(os.environ, H5SPARSE_NTHREADS=str(threads), BLOSC_NTHREADS="2"),
                              capture_output=True, text=True, timeout=120)
         assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+
+
+@pytest.mark.parametrize("nchunks", range(2, 10))
+def test_writes_of_few_chunks_split_between_threads(tmp_path, nchunks):
+    """Bands of fewer chunks than threads, or not a multiple of them (4 chunks on 3 threads are
+    2 runs of 2, no empty run): the values as written, in dense writes and point writes."""
+    rng = np.random.default_rng(nchunks)
+    with h5py.File(tmp_path / "few.h5", "w") as f:
+        d = f.create_dataset("d", shape=(8, 8 * nchunks), dtype="<i4", chunks=(8, 8), fillvalue=-1,
+                             **h5sparse.Sparse())
+        data = rng.integers(0, 1000, size=d.shape).astype("<i4")
+        d[...] = data
+        assert np.array_equal(d[...], data)
+        cols = rng.permutation(d.shape[1])[:nchunks * 3]  # unordered points across the chunks
+        rows = rng.integers(0, 8, cols.size)
+        space = d.id.get_space()
+        space.select_elements(np.stack([rows, cols], axis=1))
+        new = rng.integers(0, 1000, cols.size).astype("<i4")
+        d.id.write(h5py.h5s.create_simple((cols.size,)), space, new)
+        data[rows, cols] = new
+        assert np.array_equal(d[...], data)
