@@ -10,8 +10,8 @@
 #include <lz4.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <cstring>
-#include <limits>
 #include <new>
 #include <string>
 #include <vector>
@@ -176,10 +176,15 @@ inline void copy_match(std::uint8_t* op, std::size_t dist, std::size_t len, std:
     for (std::size_t i = 0; i < len; i += 16) std::memcpy(op + i, ref + i, 16);
   } else if (dist >= 8 && room >= len + 8) {
     for (std::size_t i = 0; i < len; i += 8) std::memcpy(op + i, ref + i, 8);
-  } else if (dist >= len) {
-    std::memcpy(op, ref, len);
   } else {
-    for (std::size_t i = 0; i < len; ++i) op[i] = ref[i];
+    // The match repeats its first `dist` bytes: copy them, then the twice as long run now
+    // behind op, and so on (each copy's source ends before its destination starts).
+    std::uint8_t* const end = op + len;
+    while (op < end) {
+      const std::size_t n = std::min(std::size_t(op - ref), std::size_t(end - op));
+      std::memcpy(op, ref, n);
+      op += n;
+    }
   }
 }
 
