@@ -4,6 +4,7 @@
 #include <H5VLconnector_passthru.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <exception>
 #include <optional>
@@ -242,9 +243,11 @@ void SparseDataset::write(hid_t mem_type, hid_t mem_space, hid_t file_space, hid
   // while the same rows of neighbouring chunks are contiguous, which the hardware prefetchers
   // follow (a 64 MiB scan: 12 ms chunk by chunk, 8 ms by bands of 16). Up to 16 chunks and
   // 8 MiB of packed values per band; a chunk whose pieces need staging is a band of its own.
-  // A band's chunks are read (HDF5, this thread), then scanned, merged and encoded on up to
-  // `threads` threads (each a run of neighbouring chunks of the band, interleaved as above),
-  // then stored in chunk order (HDF5, this thread) up to the first that failed.
+  // A band's stored chunks are read (HDF5, this thread), then its chunks are scanned, merged
+  // and encoded on up to `threads` threads (each a run of neighbouring chunks of the band,
+  // interleaved as above), then stored in chunk order up to the first that failed (HDF5, this
+  // thread). With several threads this thread stores a band while the workers encode the next
+  // (two bands of half the size: the same memory).
   struct Slot {
     std::unique_ptr<std::uint8_t[]> packed;  // uninitialised: zeroing cost more than small writes
     ChunkSelection written;
@@ -258,9 +261,15 @@ void SparseDataset::write(hid_t mem_type, hid_t mem_space, hid_t file_space, hid
     ByteView result{nullptr, 0};     // the new chunk to store (size 0: nothing to store)
     std::exception_ptr failure;      // why it could not be encoded
   };
-  const std::size_t band_limit = std::max<std::size_t>(1, std::min<std::size_t>(16, (std::size_t(8) << 20) / packed_size));
+  struct Band {
+    std::vector<Slot> slots;  // the first `count` are this band's (buffers kept from band to band)
+    std::size_t count = 0;
+    std::size_t per_run = 1;              // chunks per run of neighbours
+    std::optional<IndexedFailure> failed;  // a run that threw outside encode (allocation)
+  };
   const int threads = chunk_threads_for(chunks_of(pieces), std::uint64_t(sel.npoints) * es);
-  std::vector<Slot> band;
+  const std::size_t band_limit = std::max<std::size_t>(
+      1, std::min<std::size_t>(16, (std::size_t(8) << 20) / packed_size) / (threads > 1 ? 2 : 1));
   auto scan = [&](Slot& slot, const std::uint8_t* src, std::uint64_t length, std::uint64_t start) {
     if (!skip_fill) {  // every written element is defined: one copy, one range
       std::memcpy(slot.out, src, length * es);
@@ -296,8 +305,8 @@ void SparseDataset::write(hid_t mem_type, hid_t mem_space, hid_t file_space, hid
     slot.encoded = encode_chunk(chunk, params_.layout);
     slot.result = slot.encoded;
   };
-  // Scans and encodes slots [first, last) of the band; a chunk that fails stops its run.
-  auto scan_and_encode = [&](std::size_t first, std::size_t last) {
+  // Scans and encodes slots [first, last) of a band; a chunk that fails stops its run.
+  auto scan_and_encode = [&](std::vector<Slot>& band, std::size_t first, std::size_t last) {
     if (!band[first].ordered) {  // unordered or repeated elements: the last write of an element wins
       Slot& slot = band[first];
       if (!staging) staging.reset(new std::uint8_t[chunk_elements * es]);
@@ -324,9 +333,12 @@ void SparseDataset::write(hid_t mem_type, hid_t mem_space, hid_t file_space, hid
       }
     }
   };
-  for (std::size_t group = 0; group < pieces.size();) {
-    std::size_t slots = 0;
-    while (slots < band_limit && group < pieces.size()) {
+  std::size_t group = 0;  // the first piece of the next band
+  // The next chunks into `band`, with what they replace read; false when none are left.
+  auto form = [&](Band& band) {
+    band.count = 0;
+    band.failed.reset();
+    while (band.count < band_limit && group < pieces.size()) {
       std::size_t end = group;
       bool ordered = true;
       std::uint64_t next = 0;
@@ -335,9 +347,9 @@ void SparseDataset::write(hid_t mem_type, hid_t mem_space, hid_t file_space, hid
         next = pieces[end].in_chunk_start + pieces[end].length;
         ++end;
       }
-      if (!ordered && slots > 0) break;  // staged alone, in the next band
-      if (band.size() == slots) band.emplace_back();
-      Slot& slot = band[slots++];
+      if (!ordered && band.count > 0) break;  // staged alone, in the next band
+      if (band.slots.size() == band.count) band.slots.emplace_back();
+      Slot& slot = band.slots[band.count++];
       if (!slot.packed) slot.packed.reset(new std::uint8_t[packed_size]);
       slot.written = ChunkSelection(chunk_elements);
       slot.out = slot.packed.get() + values_offset;
@@ -349,29 +361,54 @@ void SparseDataset::write(hid_t mem_type, hid_t mem_space, hid_t file_space, hid
       group = end;
       if (!ordered) break;
     }
-    for (std::size_t b = 0; b < slots; ++b) {
-      Slot& slot = band[b];
+    for (std::size_t b = 0; b < band.count; ++b) {
+      Slot& slot = band.slots[b];
       const std::vector<std::uint64_t> origin = sel.grid.chunk_origin(pieces[slot.begin].chunk);
       slot.had_stored = read_stored_chunk_into(under_, under_vol_id_, std::vector<hsize_t>(origin.begin(), origin.end()),
                                                dxpl, slot.replaced);
       slot.replaced_size = slot.had_stored && relocate ? slot.replaced.bytes.size() : 0;
     }
     // Runs of per_run neighbouring chunks, none empty (4 chunks on 3 threads: 2 runs of 2).
-    const std::size_t per_run = (slots + std::size_t(threads) - 1) / std::size_t(threads);
-    const std::size_t runs = (slots + per_run - 1) / per_run;
-    const std::optional<IndexedFailure> failed = parallel_for(runs, int(runs), [&](std::size_t run, int) {
-      scan_and_encode(run * per_run, std::min(slots, (run + 1) * per_run));
-    });
-    // Stored in chunk order up to the first failure, as a serial loop would have.
-    const std::size_t stop = failed ? failed->index * per_run : slots;
+    band.per_run = (band.count + std::size_t(threads) - 1) / std::size_t(threads);
+    return band.count > 0;
+  };
+  // Scans and encodes a band on the threads; `lead` (HDF5 calls) runs meanwhile on this thread.
+  auto encode_band = [&](Band& band, auto&& lead, std::exception_ptr* lead_error) {
+    const std::size_t runs = (band.count + band.per_run - 1) / band.per_run;
+    band.failed = parallel_for(
+        runs, int(std::min<std::size_t>(std::size_t(threads), runs + 1)),
+        [&](std::size_t run, int) {
+          scan_and_encode(band.slots, run * band.per_run, std::min(band.count, (run + 1) * band.per_run));
+        },
+        lead, lead_error);
+  };
+  // Stores a band's chunks in chunk order up to the first failure, as a serial loop would have.
+  auto store = [&](Band& band) {
+    const std::size_t stop = band.failed ? band.failed->index * band.per_run : band.count;
     for (std::size_t b = 0; b < stop; ++b) {
-      Slot& slot = band[b];
+      Slot& slot = band.slots[b];
       const std::vector<std::uint64_t> origin = sel.grid.chunk_origin(pieces[slot.begin].chunk);
       if (slot.failure) rethrow_naming_chunk(IndexedFailure{b, slot.failure}, origin);
       if (slot.result.size) write_stored(origin, slot.result, dxpl, slot.replaced_size);
     }
-    if (failed) rethrow_naming_chunk(*failed, sel.grid.chunk_origin(pieces[band[stop].begin].chunk));
+    if (band.failed) rethrow_naming_chunk(*band.failed, sel.grid.chunk_origin(pieces[band.slots[stop].begin].chunk));
+  };
+  std::array<Band, 2> bands;
+  Band* current = &bands[0];
+  Band* previous = nullptr;  // encoded, not yet stored
+  while (form(*current)) {
+    if (threads == 1) {  // the serial path: read, encode, store
+      encode_band(*current, [] {}, nullptr);
+      store(*current);
+      continue;
+    }
+    std::exception_ptr store_error;
+    encode_band(*current, [&] { if (previous) store(*previous); }, &store_error);
+    if (store_error) std::rethrow_exception(store_error);
+    previous = current;
+    current = current == &bands[0] ? &bands[1] : &bands[0];
   }
+  if (previous) store(*previous);
 }
 
 hid_t SparseDataset::get_defined(hid_t file_space, hid_t dxpl) {
