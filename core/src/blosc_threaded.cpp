@@ -92,46 +92,55 @@ std::optional<std::size_t> blosc_compress_threaded(std::uint8_t* dst, std::size_
     return std::nullopt;
   }
   const std::size_t nblocks = (src_size + blocksize - 1) / blocksize;
-  const int parts = parts_for(params.nthreads, nblocks, src_size);
-  if (parts < 2) return std::nullopt;
-  // Part 0 is compressed in place, `shift` bytes in: the joined frame's offset table is that
-  // much longer than part 0's, so part 0's blocks are already where the joined frame wants them.
-  const std::size_t blocks0 = first_block(1, parts, nblocks);
+  const int threads = parts_for(params.nthreads, nblocks, src_size);
+  // The threads take pieces as they come free (a block each, up to kMaxParts pieces), not a
+  // fixed half each: blocks of one chunk take unequal times (up to 10% apart on a smooth field)
+  // and a worker starts 70 us or more after the caller. A short last block rides with the
+  // piece before it, as a frame of its own would get a block size of its own.
+  const std::size_t whole = src_size / blocksize;
+  const int pieces = int(std::min<std::size_t>(whole, kMaxParts));
+  if (threads < 2 || pieces < 2) return std::nullopt;
+  auto first = [&](int t) { return t == pieces ? nblocks : std::size_t(t) * whole / std::size_t(pieces); };
+  // Piece 0 is compressed in place, `shift` bytes in: the joined frame's offset table is that
+  // much longer than piece 0's, so piece 0's blocks are already where the joined frame wants them.
+  const std::size_t blocks0 = first(1);
   const std::size_t shift = 4 * (nblocks - blocks0);
   if (dst_capacity <= shift + kHeader) return std::nullopt;
 
-  // Parts 1.. go to scratch buffers of the calling thread (kept mapped between calls), big
+  // Pieces 1.. go to scratch buffers of the calling thread (kept mapped between calls), big
   // enough that c-blosc never falls back to a copied frame: every stream of every block costs
   // at most its raw size plus a 4-byte length, and a block has at most 16 streams.
   thread_local std::vector<std::vector<std::uint8_t>> caller_scratch;
   std::vector<std::vector<std::uint8_t>>& scratch = caller_scratch;  // named here: workers see the caller's
-  if (scratch.size() < std::size_t(parts)) scratch.resize(std::size_t(parts));
+  if (scratch.size() < std::size_t(pieces)) scratch.resize(std::size_t(pieces));
   std::array<std::size_t, kMaxParts + 1> begin{};
-  for (int t = 0; t <= parts; ++t) begin[t] = std::min(first_block(t, parts, nblocks) * blocksize, src_size);
-  for (int t = 1; t < parts; ++t) {
-    const std::size_t blocks = first_block(t + 1, parts, nblocks) - first_block(t, parts, nblocks);
-    const std::size_t need = begin[t + 1] - begin[t] + kHeader + blocks * 4 * (1 + 16) + 64;
+  for (int t = 0; t <= pieces; ++t) begin[t] = std::min(first(t) * blocksize, src_size);
+  for (int t = 1; t < pieces; ++t) {
+    const std::size_t need = begin[t + 1] - begin[t] + kHeader + (first(t + 1) - first(t)) * 4 * (1 + 16) + 64;
     if (scratch[t].size() < need) scratch[t].resize(need);
   }
 
   std::array<int, kMaxParts> sizes{};
-  auto compress = [&](int t) {
-    std::uint8_t* out = t == 0 ? dst + shift : scratch[t].data();
-    const std::size_t capacity = t == 0 ? dst_capacity - shift : scratch[t].size();
-    sizes[t] = blosc_compress_frame(out, capacity, src + begin[t], begin[t + 1] - begin[t], params, forced);
+  std::atomic<int> next{0};
+  auto compress = [&](int) {
+    for (int t; (t = next.fetch_add(1, std::memory_order_relaxed)) < pieces;) {
+      std::uint8_t* out = t == 0 ? dst + shift : scratch[t].data();
+      const std::size_t capacity = t == 0 ? dst_capacity - shift : scratch[t].size();
+      sizes[t] = blosc_compress_frame(out, capacity, src + begin[t], begin[t + 1] - begin[t], params, forced);
+    }
   };
-  run_shared(parts, compress);
+  run_shared(threads, compress);
 
-  // Every part must be a frame of blocks (not copied) with the predicted block size and the
-  // same flags, or the parts do not join.
+  // Every piece must be a frame of blocks (not copied) with the predicted block size and the
+  // same flags, or the pieces do not join.
   const std::uint8_t* head0 = dst + shift;
   const bool copied0 = sizes[0] > 0 && (head0[2] & kCopied) != 0;
   std::size_t total = shift;
-  for (int t = 0; t < parts; ++t) {
+  for (int t = 0; t < pieces; ++t) {
     H5SPARSE_FAIL_IF(sizes[t] < 0, ErrorCode::codec_failure,
             "blosc: compression failed, code " + std::to_string(sizes[t]));
     if (t == 0 && (sizes[0] == 0 || copied0)) {
-      // Part 0 did not fit where the joined frame puts it, so the joined frame cannot fit
+      // Piece 0 did not fit where the joined frame puts it, so the joined frame cannot fit
       // either; c-blosc would then answer with a copied frame if that fits, else 0.
       if (dst_capacity < src_size + BLOSC_MAX_OVERHEAD) return std::size_t(0);
       return std::nullopt;
@@ -144,14 +153,14 @@ std::optional<std::size_t> blosc_compress_threaded(std::uint8_t* dst, std::size_
     }
     total += std::size_t(sizes[t]);
   }
-  // Parts 1.. lose their headers and tables; part 0's table grows by `shift`.
-  for (int t = 1; t < parts; ++t) total -= kHeader + 4 * (first_block(t + 1, parts, nblocks) - first_block(t, parts, nblocks));
+  // Pieces 1.. lose their headers and tables; piece 0's table grows by `shift`.
+  for (int t = 1; t < pieces; ++t) total -= kHeader + 4 * (first(t + 1) - first(t));
   if (total > dst_capacity || total > std::size_t(BLOSC_MAX_BUFFERSIZE) + BLOSC_MAX_OVERHEAD) {
     if (dst_capacity < src_size + BLOSC_MAX_OVERHEAD) return std::size_t(0);
     return std::nullopt;
   }
 
-  // Join: parts 1.. after part 0's blocks, then one header and one offset table in front.
+  // Join: pieces 1.. after piece 0's blocks, then one header and one offset table in front.
   std::vector<std::uint8_t> table(kHeader + 4 * nblocks);
   std::memcpy(table.data(), head0, kHeader);
   write32(table.data() + 4, src_size);
@@ -161,9 +170,9 @@ std::optional<std::size_t> blosc_compress_threaded(std::uint8_t* dst, std::size_
     write32(table.data() + kHeader + 4 * block, std::size_t(read32(head0 + kHeader + 4 * j)) + shift);
   }
   std::size_t at = shift + std::size_t(sizes[0]);
-  for (int t = 1; t < parts; ++t) {
+  for (int t = 1; t < pieces; ++t) {
     const std::uint8_t* frame = scratch[t].data();
-    const std::size_t blocks = first_block(t + 1, parts, nblocks) - first_block(t, parts, nblocks);
+    const std::size_t blocks = first(t + 1) - first(t);
     const std::size_t data_at = kHeader + 4 * blocks;
     for (std::size_t j = 0; j < blocks; ++j, ++block) {
       write32(table.data() + kHeader + 4 * block, std::size_t(read32(frame + kHeader + 4 * j)) - data_at + at);

@@ -1,8 +1,13 @@
-// The shared worker pool. One job at a time: a caller publishes (task, state, helpers) under
-// the pool's mutex and bumps a generation counter; workers 1..helpers run their index and count
-// down `pending_`, and the last one wakes the caller. Nobody polls: on this shared 2-core VM a
-// polling thread mostly takes the core its partner needs (measured: a job of two 100 us tasks
-// took 340 us with 50/500 us of polling, 230 us without; a bare round trip costs 10 us).
+// The shared worker pool. One job at a time: a caller publishes (task, state, count) under the
+// pool's mutex, with a ticket (job number, next index) that everybody claims indices from.
+// The caller runs index 0, then claims and runs indices like any worker, so a worker that wakes
+// late costs nothing: the caller has taken its share by then (a wake-up takes 70-80 us on this
+// VM, 1 ms and more under load). The caller then waits only for the indices workers claimed
+// and still run: it polls for a bounded time (about as long as a sleep and wake-up cost)
+// before it sleeps; its core has nothing else of ours to do meanwhile. Workers do not poll
+// between jobs: HDF5's own work between two chunks (0.7 ms per 1 MiB chunk written) is longer
+// than any poll worth its CPU, and on this shared 2-core VM a polling thread takes the core
+// that other work needs.
 //
 // Lifetime: the pool is allocated once and never destroyed (no destructor can run while a
 // worker might still wake), and the shared object holding this code is pinned in memory
@@ -15,17 +20,47 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
 #include <system_error>
 #include <thread>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
 namespace h5sparse {
 namespace {
 
 using Task = void (*)(void*, int);
+using Clock = std::chrono::steady_clock;
 constexpr int kMaxWorkers = 255;
+// How long the caller polls for the workers' last indices before it sleeps.
+constexpr auto kCallerPoll = std::chrono::microseconds(100);
+
+void relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#else
+  std::this_thread::yield();
+#endif
+}
+
+// Polls `done()` for up to `budget`; true when it came true.
+template <typename Done>
+bool poll_for(std::chrono::microseconds budget, Done done) noexcept {
+  if (done()) return true;
+  const Clock::time_point until = Clock::now() + budget;
+  do {
+    for (int i = 0; i < 64; ++i) {
+      relax();
+      if (done()) return true;
+    }
+  } while (Clock::now() < until);
+  return done();
+}
 
 // Keeps the shared object (or executable) holding this code loaded until the process ends.
 void pin_this_object() {
@@ -34,6 +69,10 @@ void pin_this_object() {
     dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);  // handle kept on purpose
   }
 }
+
+// A ticket: the job's number in the high 32 bits, the next unclaimed index in the low 32.
+constexpr std::uint64_t job_of(std::uint64_t ticket) { return ticket >> 32; }
+constexpr std::uint64_t index_of(std::uint64_t ticket) { return ticket & 0xffffffffu; }
 
 class Pool {
  public:
@@ -44,22 +83,29 @@ class Pool {
 
   // Under `busy`.
   void run(int count, Task task, void* state) {
-    const int helpers = start_workers(count - 1);
-    if (helpers > 0) {
-      {
-        std::lock_guard<std::mutex> lock(mutex_);
-        task_ = task;
-        state_ = state;
-        helpers_ = helpers;
-        pending_.store(helpers, std::memory_order_relaxed);
-        generation_.fetch_add(1, std::memory_order_release);
-      }
-      wake_.notify_all();
+    if (start_workers(count - 1) == 0) {
+      for (int i = 0; i < count; ++i) task(state, i);
+      return;
     }
-    for (int i = 0; i < count; ++i) {
-      if (i == 0 || i > helpers) task(state, i);
+    std::uint64_t job;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      job = job_of(ticket_.load(std::memory_order_relaxed)) + 1;
+      task_ = task;
+      state_ = state;
+      count_ = count;
+      finished_.store(0, std::memory_order_relaxed);
+      ticket_.store(job << 32 | 1, std::memory_order_release);  // index 0 is the caller's
     }
-    if (helpers > 0) wait_for_helpers();
+    wake_.notify_all();
+    task(state, 0);
+    int mine = 1;
+    for (int i; (i = claim(job, count)) >= 0; ++mine) task(state, i);
+    if (finished_.fetch_add(mine, std::memory_order_acq_rel) + mine == count) return;
+    auto all_done = [&] { return finished_.load(std::memory_order_acquire) == count; };
+    if (poll_for(kCallerPoll, all_done)) return;
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_.wait(lock, all_done);
   }
 
   int workers() const noexcept { return started_.load(std::memory_order_relaxed); }
@@ -72,7 +118,7 @@ class Pool {
     if (have == 0 && wanted > 0) pin_this_object();
     while (have < wanted) {
       try {
-        std::thread(&Pool::work, this, have + 1, generation_.load(std::memory_order_acquire)).detach();
+        std::thread(&Pool::work, this, job_of(ticket_.load(std::memory_order_acquire))).detach();
       } catch (const std::system_error&) {
         break;  // no more threads: the caller runs the rest itself
       }
@@ -81,29 +127,37 @@ class Pool {
     return have < wanted ? have : wanted;
   }
 
-  void wait_for_helpers() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    done_.wait(lock, [this] { return pending_.load(std::memory_order_acquire) == 0; });
+  // The next unclaimed index of job `job`, or -1 when the job has none left (or is over).
+  int claim(std::uint64_t job, int count) noexcept {
+    std::uint64_t ticket = ticket_.load(std::memory_order_acquire);
+    for (;;) {
+      if (job_of(ticket) != job || index_of(ticket) >= std::uint64_t(count)) return -1;
+      if (ticket_.compare_exchange_weak(ticket, ticket + 1, std::memory_order_acq_rel, std::memory_order_acquire)) {
+        return int(index_of(ticket));
+      }
+    }
   }
 
-  void work(int index, std::uint64_t seen) {
+  void work(std::uint64_t seen) {
     for (;;) {
       Task task;
       void* state;
-      int helpers;
+      int count;
       {
         std::unique_lock<std::mutex> lock(mutex_);
-        wake_.wait(lock, [&] { return generation_.load(std::memory_order_relaxed) != seen; });
-        seen = generation_.load(std::memory_order_relaxed);
+        wake_.wait(lock, [&] { return job_of(ticket_.load(std::memory_order_relaxed)) != seen; });
+        seen = job_of(ticket_.load(std::memory_order_relaxed));
         task = task_;
         state = state_;
-        helpers = helpers_;
+        count = count_;
       }
-      if (index > helpers) continue;  // this job needs fewer workers
-      task(state, index);
-      if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-        { std::lock_guard<std::mutex> lock(mutex_); }  // the caller checks pending_ under it
-        done_.notify_one();
+      // Claims fail once the job is over (all claimed) or a later one has replaced it.
+      for (int i; (i = claim(seen, count)) >= 0;) {
+        task(state, i);
+        if (finished_.fetch_add(1, std::memory_order_acq_rel) + 1 == count) {
+          { std::lock_guard<std::mutex> lock(mutex_); }  // the caller checks finished_ under it
+          done_.notify_one();
+        }
       }
     }
   }
@@ -111,12 +165,13 @@ class Pool {
   const pid_t owner_;
   std::mutex mutex_;
   std::condition_variable wake_, done_;
-  std::atomic<std::uint64_t> generation_{0};
-  std::atomic<int> pending_{0};
+  std::atomic<std::uint64_t> ticket_{0};
+  std::atomic<int> finished_{0};  // indices of the current job run to the end
   std::atomic<int> started_{0};
+  // The current job, written under mutex_ before its ticket.
   Task task_ = nullptr;
   void* state_ = nullptr;
-  int helpers_ = 0;
+  int count_ = 0;
 };
 
 std::atomic<Pool*> g_pool{nullptr};

@@ -9,8 +9,10 @@
 namespace h5sparse {
 
 /// Runs task(0) .. task(count - 1) and returns when all have finished: task(0) on the calling
-/// thread, the others on pool workers (started on first use, kept for the life of the process).
-/// A caller that finds the pool busy with another thread's tasks runs all of its tasks itself,
+/// thread, the others on pool workers (started on first use, kept for the life of the process),
+/// each by whichever thread is free first, the caller included: after task(0) the caller runs
+/// the indices no worker has taken yet, so a worker slow to wake delays nothing. Two indices
+/// never run at the same time on one thread, but an index other than 0 may run on any. A caller that finds the pool busy with another thread's tasks runs all of its tasks itself,
 /// one after the other, so concurrent callers never wait for each other. Tasks must not throw;
 /// they report failures through the state they share with the caller.
 void run_shared(int count, void (*task)(void* state, int index), void* state);
