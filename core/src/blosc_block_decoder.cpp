@@ -89,6 +89,13 @@ class ThreadDecoders {
     return scratch_.data();
   }
 
+  // Gives back an unshuffle buffer grown for unusually large blocks (forced block sizes run to
+  // hundreds of MiB), so that a thread does not keep it for the rest of the process.
+  void release_large_scratch() noexcept {
+    constexpr std::size_t kKeep = std::size_t(16) << 20;
+    if (scratch_.capacity() > kKeep) std::vector<std::uint8_t>().swap(scratch_);
+  }
+
  private:
   ZSTD_DCtx* zstd_ = nullptr;
   libdeflate_decompressor* deflate_ = nullptr;
@@ -303,11 +310,12 @@ BloscBlockStatus blosc_decode_blocks(const BloscFrame& frame, std::uint8_t* dst,
   const std::optional<Codec> codec = codec_of(frame.flags);
   if (!codec) return BloscBlockStatus::bad_stream;
   ThreadDecoders& decoders = thread_decoders();
-  for (std::size_t j = first; j < last; ++j) {
-    const BloscBlockStatus status = decode_block(decoders, frame, *codec, j, dst + j * frame.blocksize);
-    if (status != BloscBlockStatus::ok) return status;
+  BloscBlockStatus status = BloscBlockStatus::ok;
+  for (std::size_t j = first; j < last && status == BloscBlockStatus::ok; ++j) {
+    status = decode_block(decoders, frame, *codec, j, dst + j * frame.blocksize);
   }
-  return BloscBlockStatus::ok;
+  decoders.release_large_scratch();
+  return status;
 }
 
 void blosc_throw_unless_ok(BloscBlockStatus status) {

@@ -268,3 +268,16 @@ TEST(BloscBlockDecoder, BlosclzStreamEdges) {
     expect_same_decoding(frame, nbytes, 1);
   }
 }
+
+TEST(BloscBlockDecoder, BlocksOverTheKeptBufferSize) {
+  // A forced block of 20 MiB (byte-shuffled): its unshuffle buffer is not kept after the call;
+  // decoding it twice, with one thread and with two, gives c-blosc's bytes.
+  const Bytes data = make_data(std::size_t(24) << 20, 4, 12);
+  const Bytes frame = c_blosc_frame(data, 1, Shuffle::byte, BloscCompressor::zstd, 4, std::size_t(20) << 20);
+  ASSERT_EQ(blocks_of(frame), 2u);
+  for (int readers : {1, 2}) {
+    const std::optional<Bytes> ours = our_decode(frame, data.size(), readers);
+    ASSERT_TRUE(ours.has_value());
+    EXPECT_TRUE(*ours == data);
+  }
+}
