@@ -8,10 +8,13 @@
 //       counts.bin int32   [32*M, 2048]  Poisson counts with a smoothly varying rate (0..6)
 //   filter_bench h5     --dir D --mb M --dataset field|counts --filter ID --cd a,b,...
 //                       [--plugin-lib FILE.so] [--reps N] [--max-reps N] [--clean 0|1]
-//                       [--long-ms MS] [--file F.h5]
+//                       [--long-ms MS] [--file F.h5] [--keep 0|1] [--read-only 0|1]
 //       Writes the dataset (chunks 512x512, filter optional like h5py/PyTables) into a new file,
 //       closes it, reopens and reads it back; best of N for each (see Samples for when fewer
-//       writes suffice and which repetitions count). With --plugin-lib the plugin
+//       writes suffice and which repetitions count). --keep 1 leaves the file in place;
+//       --read-only 1 only reads an existing --file (a fresh reader process: its allocator has
+//       no history of compressing, which in a writing process decides where the chunk
+//       buffers come from and how many page faults a read takes). With --plugin-lib the plugin
 //       is dlopen'ed and registered with a wrapper that times its filter callback, so the
 //       time spent inside the plugin is known too. --filter 0 writes unfiltered chunks.
 //       "blocksize" is the block size in the header of the first stored Blosc frame.
@@ -378,6 +381,8 @@ int run_h5(const Args& a) {
   const bool need_clean = a.number("clean", 1) != 0;
   const double long_s = double(a.number("long-ms", 0)) / 1000.0;
   const std::string file = a.get("file", "/dev/shm/filter_bench_" + std::to_string(getpid()) + ".h5");
+  const bool keep = a.number("keep", 0) != 0;
+  const bool read_only = a.number("read-only", 0) != 0;
   const std::string plugin_lib = a.get("plugin-lib");
   if (!plugin_lib.empty()) register_timed_plugin(plugin_lib, filter);
 
@@ -468,12 +473,12 @@ int run_h5(const Args& a) {
     reads.add(wall, cpu, g_clock.seconds[1], need_clean);
   };
 
-  while (!writes.enough(reps, long_s) && int(writes.all.size()) < max_reps) {
+  while (!read_only && !writes.enough(reps, long_s) && int(writes.all.size()) < max_reps) {
     write_once();
     read_once();
   }
   while (int(reads.clean.size()) < reps && int(reads.all.size()) < max_reps) read_once();
-  std::remove(file.c_str());
+  if (!keep && !read_only) std::remove(file.c_str());
 
   const bool timed = !plugin_lib.empty();
   std::printf(
