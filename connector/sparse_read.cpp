@@ -26,22 +26,16 @@ using hdf5::Handle;
 using hdf5::throw_if_negative;
 
 constexpr std::size_t kKeptStoredChunkBytes = std::size_t(16) << 20;
-// A batch of a parallel read: up to this many chunks and about this many stored bytes (two
-// batches are held at once, one read while the other is decoded). Enough chunks to share
-// between the threads and amortize waking them, few enough to stay in the caches.
-constexpr std::size_t kBatchChunks = 64;
-constexpr std::size_t kBatchStoredBytes = std::size_t(1) << 20;
+// Chunks read and not yet decoded in a parallel read: enough for the workers to find one ready
+// while this thread reads, few enough to stay in the caches.
+constexpr std::size_t kWindowChunks = 8;
 
-// Chunks read (stored bytes) and their pieces of the selection, to be decoded together.
-struct ReadBatch {
-  struct Entry {
-    std::uint64_t chunk;     // linear index in the chunk grid
-    std::size_t begin, end;  // its pieces (in the batch's own pieces on whole reads)
-    bool stored;             // false: nothing stored, all fill
-  };
-  std::vector<Entry> entries;
-  std::vector<ChunkPiece> pieces;
-  std::vector<StoredChunk> stored;  // entries[i]'s bytes; kept from read to read
+// One chunk read and waiting to be decoded.
+struct WindowEntry {
+  std::uint64_t chunk = 0;          // linear index in the chunk grid
+  std::vector<ChunkPiece> pieces;  // whole reads: its pieces
+  bool has_stored = false;          // false: nothing stored, all fill
+  StoredChunk stored;               // kept from read to read
 };
 
 bool has_data_transform(hid_t dxpl) {
@@ -121,83 +115,68 @@ bool SparseDataset::read(hid_t mem_type, hid_t mem_space, hid_t file_space, hid_
   const std::uint64_t chunks = whole ? sel.grid.chunk_count() : 0;
   const int threads = chunk_threads_for(whole ? chunks : chunks_of(pieces), n * es);
 
-  // Stored chunks are read (HDF5, this thread) in batches and decoded straight into the
-  // destination on `threads` threads, each chunk into its own elements; while the workers
-  // decode a batch, this thread reads the next. Serially a batch is one chunk: read, decode.
+  // Chunks stream through `threads` threads: this thread reads each stored chunk (HDF5) into
+  // one of kWindowChunks buffers, and the chunks read are decoded straight into the
+  // destination on any thread (each chunk into its own elements); this thread decodes too
+  // whenever the window is full. One wait for the workers per read, at its end: waits per
+  // batch cost a scheduler time slice each whenever a worker shares its core with another
+  // process. Serially: read, decode, chunk after chunk.
   // Buffers are kept by the thread between reads: a fresh one per chunk costs zeroing and
   // page faults, which dominates small reads (single elements).
-  thread_local std::array<ReadBatch, 2> batches;
+  thread_local std::vector<WindowEntry> kept_window;
   thread_local std::vector<ChunkReadScratch> kept_scratch;
+  const std::size_t window_size = threads > 1 ? kWindowChunks : 1;
+  if (kept_window.size() < window_size) kept_window.resize(window_size);
   if (kept_scratch.size() < std::size_t(threads)) kept_scratch.resize(std::size_t(threads));
-  // Named through a reference: a thread_local named inside a lambda that runs on a worker
+  // Named through references: a thread_local named inside a lambda that runs on a worker
   // would be the worker's own.
+  std::vector<WindowEntry>& window = kept_window;
   std::vector<ChunkReadScratch>& scratch = kept_scratch;
   struct Trim {  // ...unless they grew large
     ~Trim() {
-      std::size_t kept = 0;
-      for (ReadBatch& b : batches)
-        for (StoredChunk& c : b.stored) kept += c.bytes.capacity();
-      if (kept > 2 * kKeptStoredChunkBytes)
-        for (ReadBatch& b : batches) std::vector<StoredChunk>().swap(b.stored);
+      for (WindowEntry& e : kept_window)
+        if (e.stored.bytes.capacity() > kKeptStoredChunkBytes) Bytes().swap(e.stored.bytes);
       for (ChunkReadScratch& s : kept_scratch) s.trim(kKeptStoredChunkBytes);
     }
   } trim;
-  const std::size_t batch_chunks = threads > 1 ? kBatchChunks : 1;
-  std::uint64_t next_chunk = 0;  // whole reads: the next chunk to read
-  std::size_t next_piece = 0;    // otherwise: the first piece of the next chunk
-  auto read_batch = [&](ReadBatch& batch) {
-    batch.entries.clear();
-    batch.pieces.clear();
-    std::size_t bytes = 0;
-    while (batch.entries.size() < batch_chunks && bytes < kBatchStoredBytes) {
-      ReadBatch::Entry entry{};
-      if (whole) {
-        if (next_chunk == chunks) break;
-        entry.chunk = next_chunk++;
-        entry.begin = batch.pieces.size();
-        sel.grid.whole_chunk_pieces(entry.chunk, batch.pieces);
-        entry.end = batch.pieces.size();
-      } else {
-        if (next_piece == pieces.size()) break;
-        entry.chunk = pieces[next_piece].chunk;
-        entry.begin = next_piece;
-        while (next_piece < pieces.size() && pieces[next_piece].chunk == entry.chunk) ++next_piece;
-        entry.end = next_piece;
-      }
-      const std::size_t k = batch.entries.size();
-      if (batch.stored.size() == k) batch.stored.emplace_back();
-      const std::vector<std::uint64_t> origin = sel.grid.chunk_origin(entry.chunk);
-      entry.stored = read_stored_chunk_into(under_, under_vol_id_, std::vector<hsize_t>(origin.begin(), origin.end()),
-                                            dxpl, batch.stored[k]);
-      if (entry.stored) bytes += batch.stored[k].bytes.size();
-      batch.entries.push_back(entry);
-    }
-  };
-  ReadBatch* current = &batches[0];
-  ReadBatch* following = &batches[1];
-  read_batch(*current);
-  while (!current->entries.empty()) {
-    const ChunkPiece* base = whole ? current->pieces.data() : pieces.data();
-    auto decode = [&, current, base](std::size_t i, int slot) {
-      const ReadBatch::Entry& entry = current->entries[i];
-      const StoredChunk* stored = entry.stored ? &current->stored[i] : nullptr;
-      const Fence worker_fence{streaming && slot != 0};  // each thread orders its own streamed stores
-      read_stored_chunk_pieces(stored ? stored->bytes.data() : nullptr, stored ? stored->bytes.size() : 0,
-                               stored ? stored->filter_mask : 0, params_.layout, base + entry.begin,
-                               entry.end - entry.begin, fill, dest, streaming, scratch[std::size_t(slot)]);
-    };
-    std::optional<IndexedFailure> failure;
-    std::exception_ptr read_error;
-    if (threads > 1) {
-      failure = parallel_for(current->entries.size(), threads, decode, [&] { read_batch(*following); }, &read_error);
-    } else {
-      failure = parallel_for(current->entries.size(), 1, decode);
-      if (!failure) read_batch(*following);
-    }
-    if (failure) rethrow_naming_chunk(*failure, sel.grid.chunk_origin(current->entries[failure->index].chunk));
-    if (read_error) std::rethrow_exception(read_error);
-    std::swap(current, following);
+  // Chunk k's pieces: from its position (whole reads) or the k-th group of `pieces`.
+  std::vector<std::size_t> group_starts;
+  if (!whole) {
+    for (std::size_t i = 0; i < pieces.size(); ++i)
+      if (i == 0 || pieces[i].chunk != pieces[i - 1].chunk) group_starts.push_back(i);
+    group_starts.push_back(pieces.size());
   }
+  const std::size_t count = whole ? std::size_t(chunks) : group_starts.size() - 1;
+  auto read_chunk = [&](std::size_t k) {
+    WindowEntry& entry = window[k % window_size];
+    entry.pieces.clear();
+    if (whole) {
+      entry.chunk = k;
+      sel.grid.whole_chunk_pieces(k, entry.pieces);
+    } else {
+      entry.chunk = pieces[group_starts[k]].chunk;
+    }
+    const std::vector<std::uint64_t> origin = sel.grid.chunk_origin(entry.chunk);
+    entry.has_stored = read_stored_chunk_into(under_, under_vol_id_, std::vector<hsize_t>(origin.begin(), origin.end()),
+                                              dxpl, entry.stored);
+  };
+  auto decode = [&](std::size_t k, int slot) {
+    const WindowEntry& entry = window[k % window_size];
+    const ChunkPiece* first = whole ? entry.pieces.data() : &pieces[group_starts[k]];
+    const std::size_t length = whole ? entry.pieces.size() : group_starts[k + 1] - group_starts[k];
+    const StoredChunk* stored = entry.has_stored ? &entry.stored : nullptr;
+    const Fence worker_fence{streaming && slot != 0};  // each thread orders its own streamed stores
+    read_stored_chunk_pieces(stored ? stored->bytes.data() : nullptr, stored ? stored->bytes.size() : 0,
+                             stored ? stored->filter_mask : 0, params_.layout, first, length, fill, dest, streaming,
+                             scratch[std::size_t(slot)]);
+  };
+  std::exception_ptr read_error;
+  const std::optional<IndexedFailure> failure = stream_parallel(count, threads, window_size, read_chunk, decode, &read_error);
+  if (failure) {
+    const std::uint64_t chunk = whole ? failure->index : pieces[group_starts[failure->index]].chunk;
+    rethrow_naming_chunk(*failure, sel.grid.chunk_origin(chunk));
+  }
+  if (read_error) std::rethrow_exception(read_error);
   fence.streaming = false;
   if (streaming) stream_fence();
   if (offset < 0) scatter_to_memory(mspace, staging.data(), es, static_cast<std::uint8_t*>(buf));

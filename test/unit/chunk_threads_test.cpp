@@ -187,3 +187,118 @@ TEST(ParallelFor, ConcurrentCallersNeverWaitForEachOther) {
 
 }  // namespace
 }  // namespace h5sparse
+
+namespace h5sparse {
+namespace {
+
+// stream_parallel: every item produced in order on the calling thread, then consumed once,
+// never more than `window` produced and unconsumed, for every thread count and window.
+TEST(StreamParallel, EveryItemProducedInOrderThenConsumedOnceWithinTheWindow) {
+  for (int threads = 1; threads <= 4; ++threads)
+    for (std::size_t window : {1u, 2u, 3u, 8u})
+      for (std::size_t count : {0u, 1u, 2u, 5u, 60u}) {
+        const std::thread::id caller = std::this_thread::get_id();
+        std::vector<std::atomic<int>> consumed(count);
+        std::vector<int> buffer(window, -1);  // what each buffer holds
+        std::atomic<std::size_t> produced{0}, done{0};
+        std::atomic<int> errors{0};
+        std::exception_ptr produce_error;
+        const auto failure = stream_parallel(
+            count, threads, window,
+            [&](std::size_t i) {
+              if (std::this_thread::get_id() != caller || i != produced.load()) ++errors;
+              if (i >= done.load() + window) ++errors;  // more than the window ahead
+              buffer[i % window] = int(i);
+              ++produced;
+            },
+            [&](std::size_t i, int slot) {
+              if (slot < 0 || slot >= threads || buffer[i % window] != int(i) || i >= produced.load()) ++errors;
+              ++consumed[i];
+              // `done` counts the consumed prefix only roughly; it is a lower bound for the check above.
+              std::size_t d = done.load();
+              while (d < count && consumed[d].load() && !done.compare_exchange_weak(d, d + 1)) {
+              }
+            },
+            &produce_error);
+        EXPECT_FALSE(failure);
+        EXPECT_FALSE(produce_error);
+        EXPECT_EQ(errors.load(), 0) << threads << " " << window << " " << count;
+        for (std::size_t i = 0; i < count; ++i) EXPECT_EQ(consumed[i].load(), 1) << i;
+      }
+}
+
+TEST(StreamParallel, LowestConsumeFailureWinsAndEveryItemBelowRan) {
+  for (int threads = 1; threads <= 3; ++threads) {
+    std::vector<std::atomic<int>> consumed(100);
+    std::exception_ptr produce_error;
+    const auto failure = stream_parallel(
+        100, threads, 8, [](std::size_t) {},
+        [&](std::size_t i, int) {
+          ++consumed[i];
+          if (i == 37 || i == 41) throw Error(ErrorCode::corrupt_data, "bad " + std::to_string(i));
+        },
+        &produce_error);
+    ASSERT_TRUE(failure);
+    EXPECT_EQ(failure->index, 37u);
+    EXPECT_FALSE(produce_error);
+    for (std::size_t i = 0; i < 37; ++i) EXPECT_EQ(consumed[i].load(), 1) << i;
+    for (std::size_t i = 49; i < 100; ++i) EXPECT_EQ(consumed[i].load(), 0) << i;  // past the window
+  }
+}
+
+TEST(StreamParallel, ProduceFailureStopsThereAfterEverythingBelow) {
+  for (int threads = 1; threads <= 3; ++threads) {
+    std::vector<std::atomic<int>> consumed(50);
+    std::exception_ptr produce_error;
+    const auto failure = stream_parallel(
+        50, threads, 4,
+        [&](std::size_t i) {
+          if (i == 20) throw Error(ErrorCode::invalid_argument, "read failed");
+        },
+        [&](std::size_t i, int) { ++consumed[i]; }, &produce_error);
+    EXPECT_FALSE(failure);
+    ASSERT_TRUE(produce_error);
+    for (std::size_t i = 0; i < 50; ++i) EXPECT_EQ(consumed[i].load(), i < 20 ? 1 : 0) << i;
+  }
+}
+
+TEST(StreamParallel, ConsumeFailureBelowAProduceFailureIsTheOneReported) {
+  std::exception_ptr produce_error;
+  const auto failure = stream_parallel(
+      30, 2, 4,
+      [&](std::size_t i) {
+        if (i == 12) throw Error(ErrorCode::invalid_argument, "read failed");
+      },
+      [&](std::size_t i, int) {
+        if (i == 9) throw Error(ErrorCode::corrupt_data, "bad");
+      },
+      &produce_error);
+  ASSERT_TRUE(failure);
+  EXPECT_EQ(failure->index, 9u);
+}
+
+TEST(StreamParallel, ConcurrentCallersAndNestedPoolUseFinish) {
+  std::atomic<long> total{0};
+  std::vector<std::thread> callers;
+  for (int c = 0; c < 3; ++c)
+    callers.emplace_back([&] {
+      for (int round = 0; round < 30; ++round) {
+        std::exception_ptr produce_error;
+        EXPECT_FALSE(stream_parallel(
+            20, 3, 4, [](std::size_t) {},
+            [&](std::size_t i, int) {
+              auto inner = [&](int k) { total += long(i) * 4 + k; };
+              run_shared(4, inner);
+            },
+            &produce_error));
+      }
+    });
+  for (std::thread& t : callers) t.join();
+  long want = 0;
+  for (long i = 0; i < 20; ++i)
+    for (long k = 0; k < 4; ++k) want += i * 4 + k;
+  EXPECT_EQ(total.load(), 3L * 30 * want);
+}
+
+}  // namespace
+}  // namespace h5sparse

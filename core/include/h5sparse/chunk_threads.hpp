@@ -4,10 +4,13 @@
 // parts of the caller's buffer, fill scan, encode, checksums) to the shared worker pool.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <mutex>
 #include <optional>
 #include <vector>
 
@@ -87,6 +90,120 @@ std::optional<IndexedFailure> parallel_for(std::size_t count, int threads, Work&
         failed.store(true, std::memory_order_relaxed);
         return;
       }
+    }
+  };
+  run_shared(threads, task);
+  const IndexedFailure* first = nullptr;
+  for (const IndexedFailure& f : failures)
+    if (f.error && (first == nullptr || f.index < first->index)) first = &f;
+  if (first == nullptr) return std::nullopt;
+  return *first;
+}
+
+/// Streams items 0 .. count-1 through up to `threads` threads in one parallel region (one
+/// wait for the workers at the end, not one per batch): produce(i) runs on the calling thread
+/// in index order (HDF5 reads), consume(i, slot) on any thread once item i is produced, into
+/// buffer `i % window` (at most `window` items produced and not yet consumed; the calling
+/// thread consumes too whenever it cannot produce). After a failure at item i (consume) or p
+/// (produce) no item at or above it is produced or started, while every item below it still
+/// runs, so the lowest consume failure is returned with every item below it done, as in a
+/// serial loop; a produce failure goes to `*produce_error` and counts as the failure of item
+/// p. slot 0 is the calling thread. With threads <= 1 it is that serial loop.
+template <typename Produce, typename Consume>
+std::optional<IndexedFailure> stream_parallel(std::size_t count, int threads, std::size_t window, Produce&& produce,
+                                              Consume&& consume, std::exception_ptr* produce_error) {
+  if (threads <= 1 || count <= 1 || window < 2) {
+    for (std::size_t i = 0; i < count; ++i) {
+      try {
+        produce(i);
+      } catch (...) {
+        *produce_error = std::current_exception();
+        return std::nullopt;
+      }
+      try {
+        consume(i, 0);
+      } catch (...) {
+        return IndexedFailure{i, std::current_exception()};
+      }
+    }
+    return std::nullopt;
+  }
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::atomic<std::size_t> produced{0};  // items below are ready
+  std::atomic<std::size_t> claimed{0};   // the next item to start
+  std::atomic<std::size_t> limit{count};  // no item at or above is produced or started
+  std::vector<std::atomic<std::size_t>> finished(window);  // per buffer: consumed items' index + 1
+  for (auto& f : finished) f.store(0, std::memory_order_relaxed);
+  std::vector<IndexedFailure> failures(std::size_t(threads), IndexedFailure{count, nullptr});
+  auto wake = [&] {
+    { std::lock_guard<std::mutex> lock(mutex); }  // waiters check their condition under it
+    changed.notify_all();
+  };
+  auto lower_limit = [&](std::size_t to) {
+    std::size_t now = limit.load(std::memory_order_relaxed);
+    while (to < now && !limit.compare_exchange_weak(now, to, std::memory_order_acq_rel)) {
+    }
+    wake();
+  };
+  // Consumes a claimed, produced item; false after a failure.
+  auto run = [&](std::size_t i, int slot) {
+    try {
+      consume(i, slot);
+    } catch (...) {
+      failures[std::size_t(slot)] = IndexedFailure{i, std::current_exception()};
+      lower_limit(i);
+      return false;
+    }
+    finished[i % window].store(i + 1, std::memory_order_release);
+    wake();
+    return true;
+  };
+  auto buffer_free = [&](std::size_t i) {  // item i - window (the buffer's previous item) consumed
+    return i < window || finished[i % window].load(std::memory_order_acquire) >= i - window + 1;
+  };
+  auto task = [&](int slot) {
+    if (slot != 0) {
+      for (;;) {
+        const std::size_t i = claimed.fetch_add(1, std::memory_order_acq_rel);
+        if (i >= limit.load(std::memory_order_acquire)) return;
+        if (produced.load(std::memory_order_acquire) <= i) {
+          std::unique_lock<std::mutex> lock(mutex);
+          changed.wait(lock, [&] {
+            return produced.load(std::memory_order_acquire) > i || i >= limit.load(std::memory_order_acquire);
+          });
+        }
+        if (produced.load(std::memory_order_acquire) <= i || !run(i, slot)) return;
+      }
+    }
+    std::size_t next = 0;  // the next item to produce
+    for (;;) {
+      const std::size_t stop = limit.load(std::memory_order_acquire);
+      if (next < stop && buffer_free(next)) {
+        try {
+          produce(next);
+        } catch (...) {
+          *produce_error = std::current_exception();
+          lower_limit(next);
+          continue;
+        }
+        {
+          std::lock_guard<std::mutex> lock(mutex);
+          produced.store(++next, std::memory_order_release);
+        }
+        changed.notify_all();
+        continue;
+      }
+      std::size_t i = claimed.load(std::memory_order_acquire);
+      if (i < std::min(next, stop) && claimed.compare_exchange_strong(i, i + 1, std::memory_order_acq_rel)) {
+        run(i, 0);
+        continue;
+      }
+      if (next >= stop && claimed.load(std::memory_order_acquire) >= std::min(next, stop)) return;
+      if (next >= stop) continue;  // an item is being claimed meanwhile
+      // The window is full and every produced item is taken: wait for the oldest to finish.
+      std::unique_lock<std::mutex> lock(mutex);
+      changed.wait(lock, [&] { return buffer_free(next) || limit.load(std::memory_order_acquire) != stop; });
     }
   };
   run_shared(threads, task);
