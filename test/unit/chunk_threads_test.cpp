@@ -214,10 +214,11 @@ TEST(StreamParallel, EveryItemProducedInOrderThenConsumedOnceWithinTheWindow) {
             [&](std::size_t i, int slot) {
               if (slot < 0 || slot >= threads || buffer[i % window] != int(i) || i >= produced.load()) ++errors;
               ++consumed[i];
-              // `done` counts the consumed prefix only roughly; it is a lower bound for the check above.
+              // `done`: the consumed prefix (every item below it consumed), advanced before
+              // stream_parallel frees this item's buffer.
               std::size_t d = done.load();
-              while (d < count && consumed[d].load() && !done.compare_exchange_weak(d, d + 1)) {
-              }
+              while (d < count && consumed[d].load())
+                if (done.compare_exchange_weak(d, d + 1)) ++d;
             },
             &produce_error);
         EXPECT_FALSE(failure);

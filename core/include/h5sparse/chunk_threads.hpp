@@ -44,6 +44,15 @@ struct IndexedFailure {
   std::exception_ptr error;
 };
 
+/// The failure with the lowest index among the threads' (those without an error are none).
+inline std::optional<IndexedFailure> lowest_failure(const std::vector<IndexedFailure>& failures) {
+  const IndexedFailure* first = nullptr;
+  for (const IndexedFailure& f : failures)
+    if (f.error && (first == nullptr || f.index < first->index)) first = &f;
+  if (first == nullptr) return std::nullopt;
+  return *first;
+}
+
 /// Runs work(i, slot) for every i in [0, count) on up to `threads` threads (the calling thread
 /// and workers of the shared pool). `slot` in [0, threads) names the thread running the call,
 /// for per-thread scratch; slot 0 is the calling thread. Indices are taken in increasing order;
@@ -93,11 +102,7 @@ std::optional<IndexedFailure> parallel_for(std::size_t count, int threads, Work&
     }
   };
   run_shared(threads, task);
-  const IndexedFailure* first = nullptr;
-  for (const IndexedFailure& f : failures)
-    if (f.error && (first == nullptr || f.index < first->index)) first = &f;
-  if (first == nullptr) return std::nullopt;
-  return *first;
+  return lowest_failure(failures);
 }
 
 /// Streams items 0 .. count-1 through up to `threads` threads in one parallel region (one
@@ -207,11 +212,7 @@ std::optional<IndexedFailure> stream_parallel(std::size_t count, int threads, st
     }
   };
   run_shared(threads, task);
-  const IndexedFailure* first = nullptr;
-  for (const IndexedFailure& f : failures)
-    if (f.error && (first == nullptr || f.index < first->index)) first = &f;
-  if (first == nullptr) return std::nullopt;
-  return *first;
+  return lowest_failure(failures);
 }
 
 /// parallel_for without a lead.
