@@ -74,6 +74,16 @@ void pin_this_object() {
 constexpr std::uint64_t job_of(std::uint64_t ticket) { return ticket >> 32; }
 constexpr std::uint64_t index_of(std::uint64_t ticket) { return ticket & 0xffffffffu; }
 
+// True on a thread while it runs a pool job's tasks (as the caller or as a worker): a task
+// that calls run_shared again runs its tasks itself. The caller's thread already holds `busy`,
+// and try_lock on a std::mutex the thread owns is undefined behaviour.
+thread_local bool t_running_job = false;
+
+struct RunningJob {
+  RunningJob() noexcept { t_running_job = true; }
+  ~RunningJob() { t_running_job = false; }
+};
+
 class Pool {
  public:
   explicit Pool(pid_t owner) : owner_(owner) {}
@@ -139,6 +149,7 @@ class Pool {
   }
 
   void work(std::uint64_t seen) {
+    t_running_job = true;  // a worker runs nothing but job tasks
     for (;;) {
       Task task;
       void* state;
@@ -192,13 +203,14 @@ Pool* this_process_pool() {
 
 void run_shared(int count, Task task, void* state) {
   if (count <= 0) return;
-  Pool* pool = count > 1 ? this_process_pool() : nullptr;
+  Pool* pool = count > 1 && !t_running_job ? this_process_pool() : nullptr;
   std::unique_lock<std::mutex> lock;
   if (pool != nullptr) lock = std::unique_lock<std::mutex>(pool->busy, std::try_to_lock);
   if (!lock.owns_lock()) {
     for (int i = 0; i < count; ++i) task(state, i);
     return;
   }
+  const RunningJob running;
   pool->run(count, task, state);
 }
 
