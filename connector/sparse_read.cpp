@@ -13,7 +13,6 @@
 #include "error_stack.hpp"
 #include "h5sparse/chunk_scatter.hpp"
 #include "h5sparse/chunk_threads.hpp"
-#include "h5sparse/populate_pages.hpp"
 #include "h5sparse/error.hpp"
 #include "h5sparse/stored_chunk_read.hpp"
 #include "h5sparse/stream_store.hpp"
@@ -26,8 +25,6 @@ using hdf5::checked;
 using hdf5::Handle;
 using hdf5::throw_if_negative;
 
-// Below this a destination is faulted in by the chunks' own writes (populate_pages.hpp).
-constexpr std::uint64_t kPopulateMinBytes = std::uint64_t(8) << 20;
 constexpr std::size_t kKeptStoredChunkBytes = std::size_t(16) << 20;
 // Chunks read and not yet decoded in a parallel read: enough for the workers to find one ready
 // while this thread reads, few enough to stay in the caches.
@@ -117,9 +114,6 @@ bool SparseDataset::read(hid_t mem_type, hid_t mem_space, hid_t file_space, hid_
   const std::vector<ChunkPiece> pieces = whole ? std::vector<ChunkPiece>() : pieces_of(sel.space, sel.grid);
   const std::uint64_t chunks = whole ? sel.grid.chunk_count() : 0;
   const int threads = chunk_threads_for(whole ? chunks : chunks_of(pieces), n * es);
-  // A large destination the caller's memory selection covers whole: its pages are faulted in
-  // on every thread first, since neighbouring chunks share (huge) pages (populate_pages.hpp).
-  if (offset >= 0 && threads > 1 && n * es >= kPopulateMinBytes) populate_pages_for_writing(dest, n * es, threads);
 
   // Chunks stream through `threads` threads: this thread reads each stored chunk (HDF5) into
   // one of kWindowChunks buffers, and the chunks read are decoded straight into the
