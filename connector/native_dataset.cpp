@@ -227,7 +227,7 @@ H5D_chunk_index_t chunk_index_type(void* under, hid_t under_vol_id, hid_t dxpl) 
 }
 
 void write_stored_chunk(void* under, hid_t under_vol_id, const std::vector<hsize_t>& origin, ByteView bytes,
-                        hid_t dxpl) {
+                        hid_t dxpl, unsigned filter_mask) {
   H5SPARSE_FAIL_IF(bytes.size > 0xFFFFFFFFu, ErrorCode::unsupported, "a stored chunk is limited to 4 GiB");
 #ifdef H5SPARSE_PARALLEL
   // Direct chunk writes from several MPI ranks silently lose data (issue 7): never on MPI-IO.
@@ -240,7 +240,7 @@ void write_stored_chunk(void* under, hid_t under_vol_id, const std::vector<hsize
 #endif
   H5VL_native_dataset_optional_args_t nargs{};
   nargs.chunk_write.offset = origin.data();
-  nargs.chunk_write.filters = 0;
+  nargs.chunk_write.filters = filter_mask;
   nargs.chunk_write.size = std::uint32_t(bytes.size);
   nargs.chunk_write.buf = bytes.data;
   throw_if_negative(native_dataset_optional(under, under_vol_id, H5VL_NATIVE_DATASET_CHUNK_WRITE, &nargs, dxpl),

@@ -77,8 +77,8 @@ std::vector<IndexEntry> stored_chunk_index(void* under, hid_t under_vol_id, std:
 /// The kind of chunk index of the dataset below (H5Dget_chunk_index_type).
 H5D_chunk_index_t chunk_index_type(void* under, hid_t under_vol_id, hid_t dxpl);
 
-/// Stores `bytes` as the chunk at `origin` with filter mask 0 (H5Dwrite_chunk).
+/// Stores `bytes` as the chunk at `origin` with `filter_mask` (H5Dwrite_chunk).
 void write_stored_chunk(void* under, hid_t under_vol_id, const std::vector<hsize_t>& origin, ByteView bytes,
-                        hid_t dxpl);
+                        hid_t dxpl, unsigned filter_mask = 0);
 
 }  // namespace h5sparse::vol

@@ -61,6 +61,14 @@ struct SparseDatasetDelete {
   [[gnu::cold]] void operator()(SparseDataset* dataset) const noexcept;
 };
 
+class DenseBloscDataset;
+/// As SparseDatasetDelete, for the dense Blosc view (dense_blosc_dataset.cpp).
+struct DenseBloscDelete {
+  DenseBloscDelete() noexcept = default;
+  DenseBloscDelete(std::default_delete<DenseBloscDataset>) noexcept {}  // from DenseBloscDataset::detect
+  [[gnu::cold]] void operator()(DenseBloscDataset* dataset) const noexcept;
+};
+
 struct Object {
   Object(void* under_object, ConnectorBelow& below_connector) noexcept
       : under(under_object), under_vol_id(below_connector.id), below(&below_connector), cls(below_connector.cls) {}
@@ -72,6 +80,10 @@ struct Object {
   /// forwarded call.
   const H5VL_class_t* cls;
   std::unique_ptr<SparseDataset, SparseDatasetDelete> sparse;  ///< set for datasets with structured chunks
+  /// Datasets whose pipeline is Blosc alone: the connector's chunk-parallel path, recognised on
+  /// the first read or write (dense_checked).
+  std::unique_ptr<DenseBloscDataset, DenseBloscDelete> dense;
+  bool dense_checked = false;
 };
 
 /// Takes one of our references on a connector below; returns its record. `under_object`, one

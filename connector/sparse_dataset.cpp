@@ -94,6 +94,10 @@ bool selects_everything(hid_t space, const ChunkGrid& grid, std::uint64_t npoint
 }
 
 std::vector<ChunkPiece> SparseDataset::pieces_of(hid_t space, const ChunkGrid& grid) const {
+  return selection_pieces(space, grid);
+}
+
+std::vector<ChunkPiece> selection_pieces(hid_t space, const ChunkGrid& grid) {
   std::vector<ChunkPiece> pieces;
   // Every element (a whole-dataset write): each chunk's rows follow from its position, in the
   // order split and group_by_chunk would give them (a fifth as many instructions).

@@ -23,6 +23,10 @@ namespace h5sparse::vol {
 /// many elements (a hyperslab never selects an element twice; its order is row-major).
 bool selects_everything(hid_t space, const ChunkGrid& grid, std::uint64_t npoints);
 
+/// The selection's pieces grouped by chunk, in selection order inside each chunk (`source`
+/// numbers the elements in the order H5Dread/H5Dwrite pair them with memory elements).
+std::vector<ChunkPiece> selection_pieces(hid_t space, const ChunkGrid& grid);
+
 /// The chunks pieces grouped by chunk (pieces_of) fall in.
 std::uint64_t chunks_of(const std::vector<ChunkPiece>& pieces);
 

@@ -13,6 +13,7 @@
 #include "chunk_geometry.hpp"
 #include "error_stack.hpp"
 #include "filter_buffer.hpp"
+#include "h5sparse/blosc_cd_values.hpp"
 #include "h5sparse/codecs.hpp"
 #include "h5sparse/filter_ids.hpp"
 
@@ -26,25 +27,7 @@ constexpr unsigned kBloscFormat = 2;     // BLOSC_VERSION_FORMAT of c-blosc 1.x
 constexpr std::size_t kMaxValues = 8;
 
 BloscParams params_from(std::size_t cd_nelmts, const unsigned cd_values[]) {
-  BloscParams p;
-  H5SPARSE_FAIL_IF(cd_nelmts < 4, ErrorCode::invalid_argument,
-          "blosc: expected at least 4 cd_values, got " + std::to_string(cd_nelmts));
-  p.typesize = cd_values[2];
-  if (cd_nelmts >= 5) p.clevel = int(cd_values[4]);
-  if (cd_nelmts >= 6) {
-    H5SPARSE_FAIL_IF(cd_values[5] > 2, ErrorCode::invalid_argument,
-            "blosc: shuffle cd_values[5] must be 0 (none), 1 (byte) or 2 (bit), got " +
-                std::to_string(cd_values[5]));
-    p.shuffle = Shuffle(cd_values[5]);
-  }
-  if (cd_nelmts >= 7) {
-    H5SPARSE_FAIL_IF(cd_values[6] > 5, ErrorCode::invalid_argument,
-            "blosc: compressor cd_values[6] must be 0 blosclz, 1 lz4, 2 lz4hc, 3 snappy, 4 zlib or "
-            "5 zstd, got " + std::to_string(cd_values[6]));
-    p.compressor = BloscCompressor(cd_values[6]);
-  }
-  H5SPARSE_FAIL_IF(p.clevel < 0 || p.clevel > 9, ErrorCode::invalid_argument,
-          "blosc: clevel cd_values[4] must be 0-9, got " + std::to_string(p.clevel));
+  BloscParams p = blosc_params_from_cd_values(cd_nelmts, cd_values);
   p.nthreads = blosc_threads_from_environment();
   return p;
 }

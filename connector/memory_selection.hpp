@@ -1,0 +1,23 @@
+// The caller's memory buffer of an H5Dread/H5Dwrite seen through its memory selection: whether
+// the selected elements are one run of bytes, and moving the elements between the buffer and
+// a packed array in selection order.
+#pragma once
+
+#include <hdf5.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace h5sparse::vol {
+
+/// The byte offset of the memory selection when it is one contiguous run of `count` elements
+/// (H5S_ALL, a whole array, a full row block), or -1.
+std::int64_t contiguous_offset(hid_t space, std::size_t element_size, std::uint64_t count);
+
+/// Copies `source` (the selection's elements in order) to their places in the memory selection.
+void scatter_to_memory(hid_t space, const std::uint8_t* source, std::size_t element_size, std::uint8_t* buf);
+
+/// Copies the memory selection's elements, in selection order, to `dest`.
+void gather_from_memory(hid_t space, const std::uint8_t* buf, std::size_t element_size, std::uint8_t* dest);
+
+}  // namespace h5sparse::vol
