@@ -120,10 +120,8 @@ bool DenseBloscDataset::write(hid_t mem_type, hid_t mem_space, hid_t file_space,
     }
   };
 
-  // Batch b is encoded while batch b-1 is stored; a batch's edge chunks are read first.
-  std::size_t stored_up_to = 0;  // chunks below are stored
-  for (std::size_t begin = 0; begin < count; begin += batch) {
-    const std::size_t end = std::min(count, begin + batch);
+  // Chunks [begin, end) into their slots, with the stored bytes of the edge chunks among them.
+  auto prepare_batch = [&](std::size_t begin, std::size_t end) {
     for (std::size_t k = begin; k < end; ++k) {
       Encoded& e = slots[k % slots.size()];
       e.pieces.clear();
@@ -137,6 +135,18 @@ bool DenseBloscDataset::write(hid_t mem_type, hid_t mem_space, hid_t file_space,
       elements_in_extent(t->grid, origin, &e.edge);
       e.has_old = e.edge && read_stored_chunk_into(under_, under_vol_id_,
                                                    std::vector<hsize_t>(origin.begin(), origin.end()), dxpl, e.old);
+    }
+  };
+
+  // Batch b is encoded while batch b-1 is stored; a batch's edge chunks are read first.
+  std::size_t stored_up_to = 0;  // chunks below are stored
+  for (std::size_t begin = 0; begin < count; begin += batch) {
+    const std::size_t end = std::min(count, begin + batch);
+    try {
+      prepare_batch(begin, end);
+    } catch (...) {  // an edge chunk that cannot be read: the batch before is stored first
+      for (; stored_up_to < begin; ++stored_up_to) store(stored_up_to);
+      throw;
     }
     const std::size_t store_end = begin;
     std::exception_ptr store_error;
