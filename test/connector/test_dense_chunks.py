@@ -93,6 +93,23 @@ def test_writes_read_back_everywhere(tmp_path, threads):
     assert run("check", path, True, 2) == expected  # our fast path
 
 
+def test_writes_dumped_by_h5dump_with_the_peer(tmp_path):
+    """h5dump with only the peer plugin on its path prints the same values from a file the fast
+    path wrote as from one HDF5's path wrote."""
+    fast, native = tmp_path / "f.h5", tmp_path / "n.h5"
+    run("createwrite", fast, True, 2)
+    run("createwrite", native, False)
+    env = cs.env(False, peer_dir())
+    dumps = []
+    for path in (fast, native):
+        proc = subprocess.run(["h5dump", "-d", "/zstd_bit", "-d", "/lz4hc_noshuf", "-d", "/type_compound",
+                               "-d", "/wholechunks", str(path)], env=env, capture_output=True, text=True,
+                              timeout=120)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        dumps.append(proc.stdout.replace(str(path), "FILE"))
+    assert "DATA {" in dumps[0] and dumps[0] == dumps[1]
+
+
 def test_fast_path_serves_whole_chunk_writes(tmp_path, connector_only):
     """Without the filter plugin HDF5's path stores every chunk of an optional filter raw (the
     filter skipped); the fast path encodes them itself."""
