@@ -147,7 +147,8 @@ namespace {
 // The dataset's dense Blosc view, recognised on its first transfer; null when it has none.
 const DenseBloscDataset* dense_view(Object* o, hid_t dxpl) {
   if (!o->dense_checked) {
-    o->dense = DenseBloscDataset::detect(o->under, o->under_vol_id, dxpl);
+    // Direct chunk I/O is the native connector's: under any other, HDF5's path serves.
+    if (is_library_native_id(o->under_vol_id)) o->dense = DenseBloscDataset::detect(o->under, o->under_vol_id, dxpl);
     o->dense_checked = true;
   }
   return o->dense.get();
