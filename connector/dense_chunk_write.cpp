@@ -68,7 +68,10 @@ bool DenseBloscDataset::write(hid_t mem_type, hid_t mem_space, hid_t file_space,
         return false;
     }
   }
-  if (swmr_writing(under_, under_vol_id_, dxpl)) return false;
+  // Read-only files (HDF5 reports "no write intent"; a direct chunk write would get as far as
+  // the file) and SWMR writers (whose chunk writes HDF5 orders itself) take HDF5's path.
+  const unsigned intent = file_intent(under_, under_vol_id_, dxpl);
+  if ((intent & H5F_ACC_RDWR) == 0 || (intent & H5F_ACC_SWMR_WRITE) != 0) return false;
 
   const std::int64_t offset = contiguous_offset(t->mem_space, es, t->npoints);
   Bytes staging;  // selection order, when the memory selection is not one run

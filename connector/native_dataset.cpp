@@ -70,6 +70,10 @@ std::string dataset_name(void* under, hid_t under_vol_id) {
 }
 
 bool swmr_writing(void* under, hid_t under_vol_id, hid_t dxpl) {
+  return (file_intent(under, under_vol_id, dxpl) & H5F_ACC_SWMR_WRITE) != 0;
+}
+
+unsigned file_intent(void* under, hid_t under_vol_id, hid_t dxpl) {
   H5VL_loc_params_t loc{};
   loc.type = H5VL_OBJECT_BY_SELF;
   loc.obj_type = H5I_DATASET;
@@ -83,7 +87,7 @@ bool swmr_writing(void* under, hid_t under_vol_id, hid_t dxpl) {
   file_get.op_type = H5VL_FILE_GET_INTENT;
   file_get.args.get_intent.flags = &intent;
   throw_if_negative(H5VLfile_get(file, under_vol_id, &file_get, dxpl, nullptr), "cannot read the file's access mode");
-  return (intent & H5F_ACC_SWMR_WRITE) != 0;
+  return intent;
 }
 
 namespace {
@@ -244,7 +248,7 @@ void write_stored_chunk(void* under, hid_t under_vol_id, const std::vector<hsize
   nargs.chunk_write.size = std::uint32_t(bytes.size);
   nargs.chunk_write.buf = bytes.data;
   throw_if_negative(native_dataset_optional(under, under_vol_id, H5VL_NATIVE_DATASET_CHUNK_WRITE, &nargs, dxpl),
-                    "cannot write a structured chunk");
+                    "cannot write a stored chunk");
 }
 
 }  // namespace h5sparse::vol

@@ -36,6 +36,9 @@ std::string dataset_name(void* under, hid_t under_vol_id);
 /// H5Fstart_swmr_write).
 bool swmr_writing(void* under, hid_t under_vol_id, hid_t dxpl);
 
+/// The access flags of the dataset's file (H5F_ACC_RDWR, H5F_ACC_SWMR_WRITE, ...).
+unsigned file_intent(void* under, hid_t under_vol_id, hid_t dxpl);
+
 /// A chunk as the native connector stores it.
 struct StoredChunk {
   Bytes bytes;

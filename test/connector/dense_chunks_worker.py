@@ -281,6 +281,16 @@ def cmd_corrupt(path):
     return {}
 
 
+def cmd_rowrite(path):
+    """A whole-dataset write to a file opened read-only."""
+    with h5py.File(path, "r") as f:
+        try:
+            f["zstd_bit"][...] = np.zeros(SHAPE, "f4")
+        except OSError as e:
+            return {"error": str(e)}
+    return {"error": None}
+
+
 def cmd_read1(path):
     with h5py.File(path, "r") as f:
         try:

@@ -154,3 +154,8 @@ def test_corrupt_chunk_names_dataset_and_chunk(tmp_path):
     assert run("read1", path, False)["error"]  # HDF5's path fails on it too
     error = run("read1", path, True, 2)["error"]
     assert error and "dataset '/c', chunk at (128, 100)" in error and "blosc" in error
+
+
+def test_write_to_read_only_file_fails_as_hdf5_does(dense_file, native_reads):
+    assert "no write intent" in run("rowrite", dense_file, True, 2)["error"]
+    assert run("read", dense_file, False) == native_reads  # nothing changed
