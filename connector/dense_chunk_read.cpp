@@ -3,6 +3,7 @@
 // cache) into a window of buffers, while the workers decode the chunks read (one thread per
 // chunk, no Blosc-internal threads) and copy the selected elements into the caller's buffer.
 // Unallocated chunks read as the fill value, as native reads give it.
+#include <algorithm>
 #include <cstring>
 #include <exception>
 #include <optional>
@@ -20,8 +21,10 @@ namespace h5sparse::vol {
 namespace {
 
 // Chunks read and not yet decoded: enough for the workers to find one ready while this thread
-// reads, few enough to stay in the caches.
+// reads, few enough to stay in the caches (fewer for chunks so large that 8 would hold more
+// than kWindowBytes, at least 2).
 constexpr std::size_t kWindowChunks = 8;
+constexpr std::size_t kWindowBytes = std::size_t(32) << 20;
 constexpr std::size_t kKeptBytes = std::size_t(16) << 20;
 
 struct WindowEntry {
@@ -50,7 +53,8 @@ bool DenseBloscDataset::read(hid_t mem_type, hid_t mem_space, hid_t file_space, 
   // Buffers kept by the thread between reads (a fresh one per call costs page faults).
   thread_local std::vector<WindowEntry> kept_window;
   thread_local std::vector<Bytes> kept_chunks;
-  if (kept_window.size() < kWindowChunks) kept_window.resize(kWindowChunks);
+  const std::size_t window_size = std::max<std::size_t>(2, std::min(kWindowChunks, kWindowBytes / chunk_bytes_));
+  if (kept_window.size() < window_size) kept_window.resize(window_size);
   if (kept_chunks.size() < std::size_t(t->threads)) kept_chunks.resize(std::size_t(t->threads));
   std::vector<WindowEntry>& window = kept_window;  // a thread_local named on a worker is the worker's
   std::vector<Bytes>& chunks = kept_chunks;
@@ -71,7 +75,7 @@ bool DenseBloscDataset::read(hid_t mem_type, hid_t mem_space, hid_t file_space, 
   }
   const std::size_t count = std::size_t(t->chunks);
   auto read_chunk = [&](std::size_t k) {
-    WindowEntry& entry = window[k % kWindowChunks];
+    WindowEntry& entry = window[k % window_size];
     entry.pieces.clear();
     if (t->whole) {
       entry.chunk = k;
@@ -85,7 +89,7 @@ bool DenseBloscDataset::read(hid_t mem_type, hid_t mem_space, hid_t file_space, 
                                entry.stored);
   };
   auto decode = [&](std::size_t k, int slot) {
-    const WindowEntry& entry = window[k % kWindowChunks];
+    const WindowEntry& entry = window[k % window_size];
     const ChunkPiece* first = t->whole ? entry.pieces.data() : &t->pieces[group_starts[k]];
     const std::size_t length = t->whole ? entry.pieces.size() : group_starts[k + 1] - group_starts[k];
     if (!entry.has_stored) {
@@ -104,7 +108,7 @@ bool DenseBloscDataset::read(hid_t mem_type, hid_t mem_space, hid_t file_space, 
   };
   std::exception_ptr read_error;
   const std::optional<IndexedFailure> failure =
-      stream_parallel(count, t->threads, kWindowChunks, read_chunk, decode, &read_error);
+      stream_parallel(count, t->threads, window_size, read_chunk, decode, &read_error);
   if (failure) {
     const std::uint64_t chunk = t->whole ? failure->index : t->pieces[group_starts[failure->index]].chunk;
     try {

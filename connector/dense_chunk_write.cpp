@@ -85,7 +85,12 @@ bool DenseBloscDataset::write(hid_t mem_type, hid_t mem_space, hid_t file_space,
   const std::uint64_t chunk_elements = chunk_bytes_ / es;
 
   const std::size_t count = std::size_t(t->chunks);
-  const std::size_t batch = std::max<std::size_t>(kParallelMinChunks, 2 * std::size_t(t->threads));
+  // Chunks encoded per batch: 2 per thread, at least 8, unless that holds more than kBatchBytes
+  // (huge chunks): then one per thread. Two batches are held at a time.
+  constexpr std::size_t kBatchBytes = std::size_t(32) << 20;
+  const std::size_t threads = std::size_t(t->threads);
+  const std::size_t batch = std::max(threads, std::min(std::max<std::size_t>(kParallelMinChunks, 2 * threads),
+                                                       kBatchBytes / chunk_bytes_));
   std::vector<Encoded> slots(std::min(count, 2 * batch));  // this batch's and the previous one's
   std::vector<std::unique_ptr<std::uint8_t[]>> dense(std::size_t(t->threads));  // per thread: the chunk gathered
   auto origin_of = [&](std::size_t k) { return t->grid.chunk_origin(slots[k % slots.size()].chunk); };
