@@ -1,5 +1,5 @@
 // c-blosc 1.21's compressor (blosc/blosc.c: blosc_compress_ctx, write_compression_header,
-// serial_blosc, blosc_c and the zstd/zlib/lz4/lz4hc wrappers) with codec contexts that live as
+// serial_blosc, blosc_c and the zstd/zlib/lz4/lz4hc wrappers; blosclz is blosclz_encoder.cpp) with codec contexts that live as
 // long as the thread; see blosc_block_encoder.hpp for why. The frame layout is documented in
 // blosc_threaded.cpp.
 #include "h5sparse/blosc_block_encoder.hpp"
@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "h5sparse/blosc_blocks.hpp"
+#include "h5sparse/blosclz_encoder.hpp"
 
 namespace h5sparse {
 namespace {
@@ -85,6 +86,13 @@ class ThreadCodecs {
                                       int(size), int(capacity), clevel);
   }
 
+  int blosclz(std::uint8_t* dst, std::size_t capacity, const std::uint8_t* src, std::size_t size, int clevel,
+              bool split) {
+    if (!blosclz_table_) blosclz_table_.reset(new (std::nothrow) std::uint32_t[kBlosclzHashEntries]);
+    if (!blosclz_table_) return 0;
+    return blosclz_compress_stream(clevel, src, int(size), dst, int(capacity), split, blosclz_table_.get());
+  }
+
   // nullptr when out of memory: this runs on pool workers, where nothing may throw.
   std::uint8_t* scratch(std::size_t size) noexcept {
     try {
@@ -101,6 +109,7 @@ class ThreadCodecs {
   int zlib_level_ = -1;
   std::unique_ptr<LZ4_stream_t> lz4_;
   std::unique_ptr<LZ4_streamHC_t> lz4hc_;
+  std::unique_ptr<std::uint32_t[]> blosclz_table_;
   std::vector<std::uint8_t> scratch_;
 };
 
@@ -160,6 +169,10 @@ int encode_block(ThreadCodecs& codecs, const FrameShape& shape, const std::uint8
       case BloscCompressor::zlib: cbytes = codecs.zlib(out, std::size_t(maxout), stream, neblock, shape.clevel); break;
       case BloscCompressor::lz4: cbytes = codecs.lz4(out, std::size_t(maxout), stream, neblock, shape.clevel); break;
       case BloscCompressor::lz4hc: cbytes = codecs.lz4hc(out, std::size_t(maxout), stream, neblock, shape.clevel); break;
+      // blosc_c hands blosclz the frame's split flag, also for the unsplit last block.
+      case BloscCompressor::blosclz:
+        cbytes = codecs.blosclz(out, std::size_t(maxout), stream, neblock, shape.clevel, shape.split);
+        break;
       default: return kErrorCodec;
     }
     if (cbytes < 0 || cbytes > maxout) return kErrorCodec;
@@ -203,6 +216,7 @@ std::uint8_t format_of(BloscCompressor compressor) {
     case BloscCompressor::zstd: return BLOSC_ZSTD_FORMAT;
     case BloscCompressor::zlib: return BLOSC_ZLIB_FORMAT;
     case BloscCompressor::lz4: return BLOSC_LZ4_FORMAT;
+    case BloscCompressor::blosclz: return BLOSC_BLOSCLZ_FORMAT;
     default: return BLOSC_LZ4HC_FORMAT;
   }
 }
@@ -212,6 +226,7 @@ std::uint8_t format_version_of(BloscCompressor compressor) {
     case BloscCompressor::zstd: return BLOSC_ZSTD_VERSION_FORMAT;
     case BloscCompressor::zlib: return BLOSC_ZLIB_VERSION_FORMAT;
     case BloscCompressor::lz4: return BLOSC_LZ4_VERSION_FORMAT;
+    case BloscCompressor::blosclz: return BLOSC_BLOSCLZ_VERSION_FORMAT;
     default: return BLOSC_LZ4HC_VERSION_FORMAT;
   }
 }
@@ -220,7 +235,8 @@ std::uint8_t format_version_of(BloscCompressor compressor) {
 
 bool blosc_encoder_handles(BloscCompressor compressor) noexcept {
   return compressor == BloscCompressor::zstd || compressor == BloscCompressor::zlib ||
-         compressor == BloscCompressor::lz4hc || compressor == BloscCompressor::lz4;
+         compressor == BloscCompressor::lz4hc || compressor == BloscCompressor::lz4 ||
+         compressor == BloscCompressor::blosclz;
 }
 
 int blosc_encode_frame(std::uint8_t* dst, std::size_t dst_capacity, const std::uint8_t* src, std::size_t src_size,

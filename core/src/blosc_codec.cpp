@@ -2,7 +2,7 @@
 // thread). Several threads share a frame's blocks through the core's worker pool
 // (blosc_threaded.hpp): c-blosc's context API would start and join its threads on every call,
 // which costs more than compressing a 1 MiB chunk, and its pooled global API is state shared
-// with every other c-blosc user in the process. zstd, zlib, lz4hc and lz4 frames are written
+// with every other c-blosc user in the process. zstd, zlib, lz4hc, lz4 and blosclz frames are written
 // by our own encoder with per-thread codec state (blosc_block_encoder.hpp), the same bytes,
 // and every frame c-blosc decodes (but snappy's) is decoded by our own decoder
 // (blosc_block_decoder.hpp), the same bytes.

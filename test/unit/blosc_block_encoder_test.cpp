@@ -1,4 +1,4 @@
-// Our zstd/zlib/lz4hc/lz4 Blosc encoder (blosc_block_encoder.hpp) against c-blosc 1.21's
+// Our zstd/zlib/lz4hc/lz4/blosclz Blosc encoder (blosc_block_encoder.hpp) against c-blosc 1.21's
 // blosc_compress_ctx: the same return value and the same frame bytes for every codec, clevel
 // 0-9, shuffle, typesize, size, forced block size and output capacity tried, and c-blosc
 // decodes the frames back to the input.
@@ -20,10 +20,10 @@ using namespace h5sparse;
 namespace {
 
 constexpr BloscCompressor kCompressors[] = {BloscCompressor::zstd, BloscCompressor::zlib, BloscCompressor::lz4hc,
-                                            BloscCompressor::lz4};
+                                            BloscCompressor::lz4, BloscCompressor::blosclz};
 constexpr Shuffle kShuffles[] = {Shuffle::none, Shuffle::byte, Shuffle::bit};
 
-enum class Kind { smooth, noise, constant };
+enum class Kind { smooth, noise, constant, repeats };
 
 Bytes make_data(std::size_t nbytes, std::size_t typesize, Kind kind, unsigned seed) {
   Bytes out(nbytes);
@@ -40,6 +40,16 @@ Bytes make_data(std::size_t nbytes, std::size_t typesize, Kind kind, unsigned se
       }
       case Kind::noise: out[i] = std::uint8_t(rng()); break;
       case Kind::constant: out[i] = 0x5a; break;
+      case Kind::repeats: {
+        // Noise that repeats pieces of itself from near (< 8 KiB), far (8-72 KiB) and too far
+        // back (73,725 is one past the farthest), in runs of every length: BloscLZ's short,
+        // long, near and far matches.
+        static constexpr std::size_t kBack[] = {3, 700, 9000, 30'000, 73'724, 73'725};
+        const std::size_t back = kBack[(i / 997) % 6];
+        out[i] = i >= back && (i / 61) % 3 != 0 ? out[i - back] : std::uint8_t(rng());
+        if ((i / 4001) % 7 == 3) out[i] = std::uint8_t(i / 300);  // runs
+        break;
+      }
     }
   }
   return out;
@@ -203,14 +213,40 @@ TEST(BloscBlockEncoder, ThreadsKeepTheirOwnContexts) {
   for (int m : mismatches) EXPECT_EQ(m, 0);
 }
 
-TEST(BloscBlockEncoder, BlosclzGoesToCBlosc) {
-  EXPECT_FALSE(blosc_encoder_handles(BloscCompressor::blosclz));
-  const Bytes data = make_data(50'000, 4, Kind::smooth, 3);
-  const BloscParams p{5, Shuffle::byte, BloscCompressor::blosclz, 4, 1};
-  Bytes out(data.size() + 16);
-  const int rc = blosc_compress_frame(out.data(), out.size(), data.data(), data.size(), p, 0);
-  const Result expected = theirs(data, p, 0, out.size());
-  EXPECT_EQ(rc, expected.rc);
-  out.resize(rc > 0 ? std::size_t(rc) : 0);
-  EXPECT_TRUE(out == expected.frame);
+TEST(BloscBlockEncoder, BlosclzEveryLevelTypesizeAndShuffle) {
+  // BloscLZ's own choices hang on the clevel (hash size, probe threshold, second hash at 9),
+  // the split flag (minimum match) and the data: every clevel, typesizes 1-16 and odd sizes.
+  for (int clevel = 0; clevel <= 9; ++clevel) {
+    for (Shuffle shuffle : kShuffles) {
+      for (std::size_t typesize = 1; typesize <= 16; ++typesize) {
+        for (Kind kind : {Kind::smooth, Kind::noise, Kind::constant, Kind::repeats}) {
+          const std::size_t nbytes = kind == Kind::repeats ? 300'007 : 66'001 + typesize * 37;
+          const BloscParams p{clevel, shuffle, BloscCompressor::blosclz, typesize, 1};
+          const Bytes data = make_data(nbytes, typesize, kind, unsigned(clevel * 100 + typesize));
+          expect_same(data, p, 0, nbytes + BLOSC_MAX_OVERHEAD, kind);
+        }
+      }
+    }
+  }
+}
+
+TEST(BloscBlockEncoder, BlosclzShortStreamsAndTightCapacities) {
+  // Streams around BloscLZ's limits (16 bytes, a 66-byte capacity, the 4 KiB probe) and
+  // frames cut short at every few bytes of their size.
+  for (int clevel : {1, 4, 9}) {
+    for (std::size_t nbytes : {128, 129, 130, 200, 263, 300, 1000, 4096 * 4 + 3, 20'000}) {
+      for (std::size_t typesize : {1, 2, 3, 8, 16}) {
+        for (Kind kind : {Kind::smooth, Kind::constant, Kind::repeats}) {
+          const BloscParams p{clevel, Shuffle::byte, BloscCompressor::blosclz, typesize, 1};
+          const Bytes data = make_data(nbytes, typesize, kind, unsigned(nbytes));
+          const int full = expect_same(data, p, 0, nbytes + BLOSC_MAX_OVERHEAD, kind);
+          for (std::size_t forced : {std::size_t(0), std::size_t(128), std::size_t(1000)}) {
+            for (std::size_t cut = 1; full > 0 && cut < std::size_t(full); cut += 1 + std::size_t(full) / 23) {
+              expect_same(data, p, forced, std::size_t(full) - cut, kind);
+            }
+          }
+        }
+      }
+    }
+  }
 }

@@ -1,4 +1,4 @@
-// Blosc 1.x frames for zstd, zlib, lz4hc and lz4 with codec state kept per thread.
+// Blosc 1.x frames for zstd, zlib, lz4hc, lz4 and blosclz with codec state kept per thread.
 //
 // c-blosc 1.21 compresses every block (every per-byte stream of a split block) through a
 // one-shot codec call: ZSTD_compress builds and frees a ZSTD_CCtx whose tables it then zeroes
@@ -8,8 +8,9 @@
 // same frames byte for byte (c-blosc's header, flags, offset table, split rule, "stored raw
 // when it does not pay" rule and whole-frame copy fallback, under its default split mode
 // FORWARD_COMPAT) with one ZSTD_CCtx, one z_stream (deflateReset), one LZ4/LZ4HC state and one
-// shuffle buffer per thread. Unit tests compare its frames with blosc_compress_ctx's.
-// blosclz stays with c-blosc (its codec is not exported). Decoding is our own too
+// shuffle buffer per thread; blosclz streams come from our own compressor
+// (blosclz_encoder.hpp: c-blosc does not export its codec) with a hash table per thread.
+// Unit tests compare its frames with blosc_compress_ctx's. Decoding is our own too
 // (blosc_block_decoder.hpp).
 #pragma once
 
@@ -20,7 +21,7 @@
 
 namespace h5sparse {
 
-/// True for the compressors this encoder writes itself (zstd, zlib, lz4hc, lz4).
+/// True for the compressors this encoder writes itself (zstd, zlib, lz4hc, lz4, blosclz).
 bool blosc_encoder_handles(BloscCompressor compressor) noexcept;
 
 /// Writes what blosc_compress_ctx(params.clevel, params.shuffle, params.typesize, src_size,
