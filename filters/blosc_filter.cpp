@@ -68,7 +68,7 @@ size_t blosc_filter(unsigned flags, size_t cd_nelmts, const unsigned cd_values[]
       blosc_decompress(out.data(), out.capacity(), input, nbytes, p.nthreads);
       return out.replace(buf, buf_size, decoded);
     }
-    const std::size_t size = compress_over_input(*buf, nbytes, [&](std::uint8_t* dst, std::size_t capacity) {
+    const std::size_t size = compress_swapping_input(buf, buf_size, nbytes, [&](std::uint8_t* dst, std::size_t capacity) {
       return blosc_compress(dst, capacity, input, nbytes, p);
     });
     // Does not pay: HDF5 stores an optional filter's chunk raw and clears this record.

@@ -1,6 +1,7 @@
 // Output buffers of filter callbacks. HDF5 hands a filter a buffer it allocated and expects
 // the result in a buffer it can free, so results are written straight into memory from
-// H5allocate_memory and swapped in only on success.
+// H5allocate_memory (or, when compressing, into the thread's previous input) and swapped in
+// only on success.
 #pragma once
 
 #include <hdf5.h>
@@ -9,7 +10,7 @@
 #include <cstdint>
 #include <cstring>
 #include <new>
-#include <vector>
+#include <utility>
 
 namespace h5sparse::hdf5 {
 
@@ -43,19 +44,59 @@ class FilterOutput {
   std::size_t capacity_;
 };
 
+// The buffer HDF5 handed this thread's previous compression as its input (malloc'ed by HDF5,
+// H5allocate_memory is malloc and HDF5 frees filter outputs with free()), kept to receive the
+// next compression's output: its pages are mapped and recently used, where a fresh 1 MiB
+// buffer costs about 250 page faults, as much time as lz4 itself, and compressing into a
+// scratch buffer costs a copy of the result. One per thread, freed when the thread ends.
+class SpareChunkBuffer {
+ public:
+  SpareChunkBuffer() = default;
+  SpareChunkBuffer(const SpareChunkBuffer&) = delete;
+  SpareChunkBuffer& operator=(const SpareChunkBuffer&) = delete;
+  ~SpareChunkBuffer() { release(); }
+
+  /// At least `size` bytes (allocated on first use or when too small); throws bad_alloc.
+  std::uint8_t* reserve(std::size_t size) {
+    if (capacity_ < size || data_ == nullptr) {
+      release();
+      data_ = H5allocate_memory(size ? size : 1, false);
+      if (data_ == nullptr) throw std::bad_alloc();
+      capacity_ = size;
+    }
+    return static_cast<std::uint8_t*>(data_);
+  }
+  /// Hands this buffer to HDF5 as the filter's output and keeps HDF5's input in its place.
+  void swap_with(void** buf, std::size_t* buf_size) noexcept {
+    std::swap(*buf, data_);
+    std::swap(*buf_size, capacity_);
+  }
+  void release() noexcept {
+    if (data_ != nullptr) H5free_memory(data_);
+    data_ = nullptr;
+    capacity_ = 0;
+  }
+
+ private:
+  void* data_ = nullptr;
+  std::size_t capacity_ = 0;
+};
+
 /// Runs `compress(dst, capacity)` for an output that must be smaller than the input (else the
-/// filter does not pay) and copies the result over the input, which HDF5 lets a filter reuse.
-/// The output goes to a per-thread scratch buffer that stays mapped: a fresh 1 MiB buffer per
-/// chunk costs about 250 page faults, as much time as lz4 itself. Returns compress's size.
+/// filter does not pay, and HDF5's buffer is left as it was) and hands the output to HDF5 in
+/// place of its input, which this thread keeps for the next call (SpareChunkBuffer). Chunks
+/// over 64 MiB get a one-off output buffer and nothing is kept. Returns compress's size.
 template <typename Compress>
-std::size_t compress_over_input(void* input, std::size_t nbytes, Compress&& compress) {
-  constexpr std::size_t kScratchLimit = std::size_t(64) << 20;  // larger chunks: a one-off buffer
-  thread_local std::vector<std::uint8_t> scratch;
-  std::vector<std::uint8_t> one_off;
-  std::vector<std::uint8_t>& out = nbytes <= kScratchLimit ? scratch : one_off;
-  if (out.size() < nbytes) out.resize(nbytes);
-  const std::size_t size = compress(out.data(), nbytes);
-  if (size > 0 && size <= nbytes) std::memcpy(input, out.data(), size);
+std::size_t compress_swapping_input(void** buf, std::size_t* buf_size, std::size_t nbytes, Compress&& compress) {
+  constexpr std::size_t kKeepLimit = std::size_t(64) << 20;
+  if (nbytes > kKeepLimit) {
+    FilterOutput out(nbytes);
+    const std::size_t size = compress(out.data(), nbytes);
+    return size > 0 && size <= nbytes ? out.replace(buf, buf_size, size) : size;
+  }
+  thread_local SpareChunkBuffer spare;
+  const std::size_t size = compress(spare.reserve(nbytes), nbytes);
+  if (size > 0 && size <= nbytes) spare.swap_with(buf, buf_size);
   return size;
 }
 

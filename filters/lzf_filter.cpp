@@ -63,7 +63,7 @@ size_t lzf_filter(unsigned flags, size_t cd_nelmts, const unsigned cd_values[], 
         }
       }
     }
-    const std::size_t size = compress_over_input(*buf, nbytes, [&](std::uint8_t* dst, std::size_t capacity) {
+    const std::size_t size = compress_swapping_input(buf, buf_size, nbytes, [&](std::uint8_t* dst, std::size_t capacity) {
       return lzf_compress(dst, capacity, input, nbytes);
     });
     H5SPARSE_FAIL_IF(size == 0, ErrorCode::buffer_too_small,
