@@ -12,6 +12,7 @@
 
 #include "dcpl.hpp"
 #include "error_stack.hpp"
+#include "h5sparse/chunk_threads.hpp"
 #include "h5sparse/error.hpp"
 #include "h5sparse/fill_scan.hpp"
 #include "h5sparse/stored_chunk_read.hpp"
@@ -49,6 +50,9 @@ std::unique_ptr<SparseDataset> SparseDataset::detect(void* under, hid_t under_vo
   throw_if_negative(H5Pget_fill_time(dcpl.get(), &fill_time), "cannot read the fill time");
   std::unique_ptr<SparseDataset> dataset(new SparseDataset(under, under_vol_id, std::move(params), std::move(type)));
   dataset->fill_never_ = fill_time == H5D_FILL_TIME_NEVER;
+  // Reads and writes of it split chunks over the worker pool: threads started now are running
+  // by the first one (in a new process that wait was up to a few ms of its first read).
+  prestart_shared_workers(chunk_threads());
 #ifdef H5SPARSE_PARALLEL
   dataset->mpi_file_ = ParallelWrite::on_mpi_file(under, under_vol_id);
 #endif

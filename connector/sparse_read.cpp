@@ -14,6 +14,7 @@
 #include "h5sparse/chunk_scatter.hpp"
 #include "h5sparse/chunk_threads.hpp"
 #include "h5sparse/error.hpp"
+#include "h5sparse/prefault_ahead.hpp"
 #include "h5sparse/stored_chunk_read.hpp"
 #include "h5sparse/stream_store.hpp"
 #include "sparse_dataset.hpp"
@@ -33,7 +34,6 @@ constexpr std::size_t kWindowChunks = 8;
 // One chunk read and waiting to be decoded.
 struct WindowEntry {
   std::uint64_t chunk = 0;          // linear index in the chunk grid
-  std::vector<ChunkPiece> pieces;  // whole reads: its pieces
   bool has_stored = false;          // false: nothing stored, all fill
   StoredChunk stored;               // kept from read to read
 };
@@ -149,26 +149,38 @@ bool SparseDataset::read(hid_t mem_type, hid_t mem_space, hid_t file_space, hid_
   const std::size_t count = whole ? std::size_t(chunks) : group_starts.size() - 1;
   auto read_chunk = [&](std::size_t k) {
     WindowEntry& entry = window[k % window_size];
-    entry.pieces.clear();
-    if (whole) {
-      entry.chunk = k;
-      sel.grid.whole_chunk_pieces(k, entry.pieces);
-    } else {
-      entry.chunk = pieces[group_starts[k]].chunk;
-    }
+    entry.chunk = whole ? k : pieces[group_starts[k]].chunk;
     const std::vector<std::uint64_t> origin = sel.grid.chunk_origin(entry.chunk);
     entry.has_stored = read_stored_chunk_into(under_, under_vol_id_, std::vector<hsize_t>(origin.begin(), origin.end()),
                                               dxpl, entry.stored);
   };
+  // A large destination in one run is faulted in about a band ahead of the decoders
+  // (prefault_ahead.hpp): each decode asks for its chunk's span, and a worker also for the
+  // span after it (this thread's time goes to the HDF5 reads that pace the others).
+  std::optional<PrefaultAhead> ahead;
+  if (streaming && offset >= 0 && threads > 1) ahead.emplace(dest, std::size_t(n) * es);
   auto decode = [&](std::size_t k, int slot) {
     const WindowEntry& entry = window[k % window_size];
-    const ChunkPiece* first = whole ? entry.pieces.data() : &pieces[group_starts[k]];
-    const std::size_t length = whole ? entry.pieces.size() : group_starts[k + 1] - group_starts[k];
+    ChunkReadScratch& thread_scratch = scratch[std::size_t(slot)];
+    if (whole) {  // made here, on the decoding thread: the calling thread's HDF5 reads pace the read
+      thread_scratch.pieces.clear();
+      sel.grid.whole_chunk_pieces(entry.chunk, thread_scratch.pieces);
+    }
+    const ChunkPiece* first = whole ? thread_scratch.pieces.data() : &pieces[group_starts[k]];
+    const std::size_t length = whole ? thread_scratch.pieces.size() : group_starts[k + 1] - group_starts[k];
     const StoredChunk* stored = entry.has_stored ? &entry.stored : nullptr;
+    if (ahead && length > 0) {
+      std::uint64_t lo = first[0].source, hi = first[0].source + first[0].length;
+      for (std::size_t i = 1; i < length; ++i) {
+        lo = std::min(lo, first[i].source);
+        hi = std::max(hi, first[i].source + first[i].length);
+      }
+      ahead->advance(hi * es, slot != 0 ? (2 * hi - lo) * es : hi * es);
+    }
     const Fence worker_fence{streaming && slot != 0};  // each thread orders its own streamed stores
     read_stored_chunk_pieces(stored ? stored->bytes.data() : nullptr, stored ? stored->bytes.size() : 0,
                              stored ? stored->filter_mask : 0, params_.layout, first, length, fill, dest, streaming,
-                             scratch[std::size_t(slot)]);
+                             thread_scratch);
   };
   std::exception_ptr read_error;
   const std::optional<IndexedFailure> failure = stream_parallel(count, threads, window_size, read_chunk, decode, &read_error);

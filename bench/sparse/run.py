@@ -3,6 +3,8 @@
 
     scripts/dev run python3 bench/sparse/run.py            # full run (3-5 minutes on 2 cores)
     scripts/dev run python3 bench/sparse/run.py --quick    # 1024 x 1024 sweep, one repetition
+    scripts/dev run python3 bench/sparse/run.py --only density --densities 0.1 --codecs none --reps 5 \
+        --results build/bench-sparse-10   # only some cells (results elsewhere: the full run's stay)
     scripts/dev run python3 bench/sparse/run.py --from-json bench/sparse/results/sparse.json
                                                            # re-render tables and plot, no measuring
 
@@ -51,6 +53,11 @@ QUICK = {"n": 1024, "chunk": 256, "densities": [0.001, 0.01, 0.1, 0.5, 1.0], "po
 RSS_MARGIN = 64 * MiB
 FAST_DENSITY = 0.10   # write and full read at least 2x faster than dense up to here
 SMALLER_THAN_DENSE_DENSITY = 0.50
+
+
+def codecs_of(cfg):
+    """The codecs a sweep measures (--codecs; all of density.CODECS by default)."""
+    return cfg.get("codecs", density.CODECS)
 
 
 def log(msg):
@@ -177,7 +184,7 @@ class Sweep:
     def cases(self):
         for d in self.cfg["densities"]:
             tag = density.density_tag(d)
-            for codec in density.CODECS:
+            for codec in codecs_of(self.cfg):
                 for layout in density.LAYOUTS:
                     yield d, tag, codec, layout, ("write", "read", "readbuf", "points")
                 if d <= density.POINTS_MAX_DENSITY:
@@ -284,7 +291,7 @@ def density_report(sw):
 
     # File size
     rows = []
-    for codec in density.CODECS:
+    for codec in codecs_of(cfg):
         for d, tag in zip(dens, tags):
             s, dn, c = (sw.get("write", lay, codec, tag, "file_size") for lay in ("sparse", "dense", "csr"))
             ok_csr = s < c
@@ -304,11 +311,11 @@ def density_report(sw):
               "readbuf": "Full read into a reused buffer (open, `read_direct` into an array written beforehand, close)"}
     target_names = {"write": "write", "read": "read into a new array", "readbuf": "read into a reused buffer"}
     for op, title in titles.items():
-        if not any(sw.get(op, "sparse", codec, tag) is not None for codec in density.CODECS for tag in tags):
+        if not any(sw.get(op, "sparse", codec, tag) is not None for codec in codecs_of(cfg) for tag in tags):
             continue  # a sweep recorded before this operation existed
         name = target_names[op]
         rows = []
-        for codec in density.CODECS:
+        for codec in codecs_of(cfg):
             for d, tag in zip(dens, tags):
                 s, dn, c = (sw.get(op, lay, codec, tag) for lay in ("sparse", "dense", "csr"))
                 ok = None
@@ -343,7 +350,7 @@ def density_report(sw):
 
     # Point reads
     rows = []
-    for codec in density.CODECS:
+    for codec in codecs_of(cfg):
         for d, tag in zip(dens, tags):
             s, dn, c = (sw.get("points", lay, codec, tag) for lay in ("sparse", "dense", "csr"))
             rows.append([codec, f"{d:.1%}", fmt_ms(s), fmt_ms(dn), fmt_ms(c), fmt_ratio(s, dn), fmt_ratio(s, c)])
@@ -355,8 +362,8 @@ def density_report(sw):
     # Peak RSS
     rows = []
     base = min(sw.get(op, lay, codec, tag, "base") for op in ("write", "read") for lay in ("sparse", "dense", "csr")
-               for codec in density.CODECS for tag in tags)
-    for codec in density.CODECS:
+               for codec in codecs_of(cfg) for tag in tags)
+    for codec in codecs_of(cfg):
         for d, tag in zip(dens, tags):
             row = [codec, f"{d:.1%}"]
             for lay in ("sparse", "dense", "csr"):
@@ -417,7 +424,7 @@ def plot(sw, path):
     for ax, (op, what, ylabel) in zip(axes, (("write", "file_size", "file size, MiB"),
                                              ("write", "time", "write time, ms"),
                                              ("read", "time", "full read time, ms"))):
-        for codec in density.CODECS:
+        for codec in codecs_of(sw.cfg):
             for lay in ("sparse", "dense", "csr"):
                 ys = [sw.get(op, lay, codec, t, what) for t in tags]
                 ys = [y / MiB if what == "file_size" else y * 1000 for y in ys]
@@ -466,6 +473,9 @@ def main():
     ap.add_argument("--quick", action="store_true", help="1024x1024 sweep, 200 point reads, 1 repetition")
     ap.add_argument("--reps", type=int, help="repetitions per measurement (best of N; default 3, quick 1)")
     ap.add_argument("--only", default="lifeboat,density", help="comma-separated subset of lifeboat,density")
+    ap.add_argument("--densities", help="comma-separated densities of the sweep (e.g. 0.1 for the 10%% cells only; "
+                    "default 0.001,0.01,0.1,0.5,1)")
+    ap.add_argument("--codecs", help="comma-separated subset of " + ",".join(density.CODECS) + " (default all)")
     ap.add_argument("--dir", help="scratch directory for inputs and files (default: a new one in /dev/shm)")
     ap.add_argument("--keep", action="store_true", help="keep the scratch directory")
     ap.add_argument("--results", default=os.path.join(HERE, "results"), help="output directory")
@@ -494,6 +504,12 @@ def main():
         cfg = dict(QUICK if args.quick else FULL)
         if args.reps:
             cfg["reps"] = args.reps
+        if args.densities:
+            cfg["densities"] = [float(d) for d in args.densities.split(",")]
+        if args.codecs:
+            cfg["codecs"] = args.codecs.split(",")
+            if not set(cfg["codecs"]) <= set(density.CODECS):
+                raise SystemExit(f"--codecs takes a subset of {','.join(density.CODECS)}, got {args.codecs}")
         only = set(args.only.split(","))
         if not only <= {"lifeboat", "density"}:
             raise SystemExit(f"--only takes lifeboat and/or density, got {args.only}")

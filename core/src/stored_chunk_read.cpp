@@ -21,6 +21,7 @@ void ChunkReadScratch::trim(std::size_t keep) {
   for (Bytes& b : values)
     if (b.capacity() > keep) Bytes().swap(b);
   if (dense.capacity() > keep) Bytes().swap(dense);
+  if (pieces.capacity() * sizeof(ChunkPiece) > keep) std::vector<ChunkPiece>().swap(pieces);
 }
 
 void read_stored_chunk_pieces(const std::uint8_t* data, std::size_t size, unsigned filter_mask,

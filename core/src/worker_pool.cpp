@@ -125,6 +125,9 @@ class Pool {
 
   int workers() const noexcept { return started_.load(std::memory_order_relaxed); }
 
+  // Under `busy`.
+  void prestart(int count) { start_workers(count - 1); }
+
  private:
   // Under `busy`: makes sure `wanted` workers exist; returns how many do.
   int start_workers(int wanted) {
@@ -220,6 +223,16 @@ void run_shared(int count, Task task, void* state) {
   }
   const RunningJob running;
   pool->run(count, task, state);
+}
+
+void prestart_shared_workers(int count) noexcept {
+  if (count <= 1 || t_running_job || shared_pool_workers() >= count - 1) return;
+  try {
+    Pool* pool = this_process_pool();
+    std::unique_lock<std::mutex> lock(pool->busy, std::try_to_lock);
+    if (lock.owns_lock()) pool->prestart(count);
+  } catch (...) {  // no memory for the pool: the first parallel call tries again
+  }
 }
 
 int shared_pool_workers() noexcept {

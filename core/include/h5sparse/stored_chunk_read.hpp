@@ -23,6 +23,7 @@ StructuredChunk decode_stored_chunk(const std::uint8_t* data, std::size_t size, 
 struct ChunkReadScratch {
   std::array<Bytes, 2> values;  ///< decoded values of a filtered chunk (decode_chunk_view)
   Bytes dense;                  ///< one dense chunk, for pieces in arbitrary order (points)
+  std::vector<ChunkPiece> pieces;  ///< the pieces of a chunk read whole
   /// Gives back buffers that grew beyond `keep` bytes.
   void trim(std::size_t keep);
 };
