@@ -137,6 +137,12 @@ bool read_stored_chunk_into(void* under, hid_t under_vol_id, const std::vector<h
                             StoredChunk& chunk) {
   const hsize_t size = stored_chunk_size(under, under_vol_id, origin.data(), dxpl);
   if (size == 0) return false;
+  read_stored_chunk_of_size(under, under_vol_id, origin, size, dxpl, chunk);
+  return true;
+}
+
+void read_stored_chunk_of_size(void* under, hid_t under_vol_id, const std::vector<hsize_t>& origin, hsize_t size,
+                               hid_t dxpl, StoredChunk& chunk) {
   chunk.addr = HADDR_UNDEF;
   chunk.bytes.resize(size);  // a reused buffer zeroes only what it grows by
   H5VL_native_dataset_optional_args_t nargs{};
@@ -145,7 +151,6 @@ bool read_stored_chunk_into(void* under, hid_t under_vol_id, const std::vector<h
   throw_if_negative(native_dataset_optional(under, under_vol_id, H5VL_NATIVE_DATASET_CHUNK_READ, &nargs, dxpl),
                     "cannot read a stored chunk");
   chunk.filter_mask = nargs.chunk_read.filters;
-  return true;
 }
 
 std::optional<StoredChunk> read_stored_chunk(void* under, hid_t under_vol_id, const std::vector<hsize_t>& origin,

@@ -63,6 +63,11 @@ std::optional<StoredChunk> read_stored_chunk(void* under, hid_t under_vol_id, co
 bool read_stored_chunk_into(void* under, hid_t under_vol_id, const std::vector<hsize_t>& origin, hid_t dxpl,
                             StoredChunk& chunk);
 
+/// The chunk stored at `origin`, whose stored size `size` (> 0) the caller knows from the chunk
+/// index, read into `chunk` (buffer reused, address HADDR_UNDEF) without a size query.
+void read_stored_chunk_of_size(void* under, hid_t under_vol_id, const std::vector<hsize_t>& origin, hsize_t size,
+                               hid_t dxpl, StoredChunk& chunk);
+
 /// One chunk of the native chunk index.
 struct IndexEntry {
   std::vector<hsize_t> origin;  ///< the chunk's first element

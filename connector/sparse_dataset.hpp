@@ -84,6 +84,9 @@ class SparseDataset {
   hid_t memory_space(hid_t mem_space, const Selection& sel) const;
   std::vector<ChunkPiece> pieces_of(hid_t space, const ChunkGrid& grid) const;
   std::vector<std::uint64_t> extent(hid_t dxpl) const;
+  /// Each chunk's stored size (0: none stored) by linear index in `grid`, from one pass over
+  /// the chunk index (sparse_read.cpp).
+  std::vector<hsize_t> whole_read_stored_sizes(const ChunkGrid& grid, hid_t dxpl) const;
 
   /// The stored structured chunk at `origin`, empty if none is stored; its stored size goes
   /// to `stored_size` when one is stored.

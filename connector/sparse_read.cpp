@@ -77,6 +77,21 @@ void scatter_to_memory(hid_t space, const std::uint8_t* source, std::size_t elem
 
 }  // namespace
 
+std::vector<hsize_t> SparseDataset::whole_read_stored_sizes(const ChunkGrid& grid, hid_t dxpl) const {
+  std::vector<hsize_t> sizes(std::size_t(grid.chunk_count()), 0);
+  const std::vector<std::uint64_t>& dims = grid.dataset_dims();
+  std::vector<std::uint64_t> origin(grid.rank());
+  for (const IndexEntry& e : stored_chunk_index(under_, under_vol_id_, grid.rank(), dxpl)) {
+    bool inside = e.origin.size() == origin.size();
+    for (std::size_t d = 0; inside && d < origin.size(); ++d) {
+      origin[d] = e.origin[d];
+      inside = origin[d] < dims[d] && origin[d] % grid.chunk_dims()[d] == 0;
+    }
+    if (inside) sizes[std::size_t(grid.chunk_index(origin))] = e.size;  // others are no chunk of the extent
+  }
+  return sizes;
+}
+
 bool SparseDataset::read(hid_t mem_type, hid_t mem_space, hid_t file_space, hid_t dxpl, void* buf) const {
   if (fill_never_) return false;
   const htri_t same = H5Tequal(mem_type, file_type_.get());
@@ -147,12 +162,22 @@ bool SparseDataset::read(hid_t mem_type, hid_t mem_space, hid_t file_space, hid_
     group_starts.push_back(pieces.size());
   }
   const std::size_t count = whole ? std::size_t(chunks) : group_starts.size() - 1;
+  // A whole read takes every chunk's stored size from one pass over the chunk index instead of
+  // a size query per chunk (an index probe, and an error stack saved and restored, on this
+  // thread, whose HDF5 calls pace the read).
+  std::vector<hsize_t> stored_sizes;
+  if (whole && count > 1) stored_sizes = whole_read_stored_sizes(sel.grid, dxpl);
   auto read_chunk = [&](std::size_t k) {
     WindowEntry& entry = window[k % window_size];
     entry.chunk = whole ? k : pieces[group_starts[k]].chunk;
     const std::vector<std::uint64_t> origin = sel.grid.chunk_origin(entry.chunk);
-    entry.has_stored = read_stored_chunk_into(under_, under_vol_id_, std::vector<hsize_t>(origin.begin(), origin.end()),
-                                              dxpl, entry.stored);
+    const std::vector<hsize_t> at(origin.begin(), origin.end());
+    if (stored_sizes.empty()) {
+      entry.has_stored = read_stored_chunk_into(under_, under_vol_id_, at, dxpl, entry.stored);
+    } else {
+      entry.has_stored = stored_sizes[k] > 0;
+      if (entry.has_stored) read_stored_chunk_of_size(under_, under_vol_id_, at, stored_sizes[k], dxpl, entry.stored);
+    }
   };
   // A large destination in one run is faulted in about a band ahead of the decoders
   // (prefault_ahead.hpp): each decode asks for its chunk's span, and a worker also for the
