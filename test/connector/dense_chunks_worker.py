@@ -281,6 +281,26 @@ def cmd_corrupt(path):
     return {}
 
 
+def cmd_makesizes(path):
+    """One dataset of 12.5 KiB chunks and one of 128 KiB chunks, 8 chunks or more each."""
+    with h5py.File(path, "w") as f:
+        f.create_dataset("small", data=field("f4", 15), chunks=CHUNKS, **blosc("lz4", "byte"))
+        f.create_dataset("large", data=field("f4", 16, (256, 1024)), chunks=(64, 512), **blosc("lz4", "byte"))
+    return {}
+
+
+def cmd_readsizes(path):
+    """Whole reads of both: a digest, or "error" when the read failed."""
+    out = {}
+    with h5py.File(path, "r") as f:
+        for name in ("small", "large"):
+            try:
+                out[name] = digest(f[name][...])
+            except OSError:
+                out[name] = "error"
+    return out
+
+
 def cmd_rowrite(path):
     """A whole-dataset write to a file opened read-only."""
     with h5py.File(path, "r") as f:

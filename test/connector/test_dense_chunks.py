@@ -83,6 +83,22 @@ def test_fast_path_serves_large_reads(dense_file, native_reads, connector_only):
     assert single["zstd_bit/all"][0] == "error"
 
 
+def test_default_threads_leave_small_chunks_to_hdf5(tmp_path, connector_only):
+    """H5SPARSE_NTHREADS unset: chunks under 128 KiB stay on HDF5's path (cheaper there), larger
+    ones take the fast path when the process may use more than one CPU."""
+    path = tmp_path / "s.h5"
+    run("makesizes", path, False)
+    native = run("readsizes", path, False)
+    got = run("readsizes", path, True, None, plugins=connector_only)
+    assert got["small"] == "error"  # HDF5's path, without the filter plugin
+    if len(os.sched_getaffinity(0)) > 1:
+        assert got["large"] == native["large"]
+    else:
+        assert got["large"] == "error"
+    # H5SPARSE_NTHREADS set: small chunks too.
+    assert run("readsizes", path, True, 2, plugins=connector_only) == native
+
+
 @pytest.mark.parametrize("threads", THREADS)
 def test_writes_read_back_everywhere(tmp_path, threads):
     path = tmp_path / "w.h5"
