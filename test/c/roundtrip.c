@@ -1,6 +1,6 @@
 /* roundtrip: write and read back through our Blosc (32001) and LZF (32000) plugins from C,
  * for every compressor, clevel {0, 1, 9}, shuffle {none, byte, bit}, element sizes 1, 2, 4, 8
- * and 13 (an opaque type), chunks of one element up to over 4 MiB, and shapes with partial
+ * and 13 (an opaque type), chunks of one element up to over 4 MiB (and one over 64 MiB), and shapes with partial
  * edge chunks. Its purpose is the sanitizer build: there the plugins are instrumented and
  * this program drives their encode and decode paths with many buffer sizes.
  *
@@ -227,6 +227,10 @@ int main(int argc, char** argv) {
     run_case(file, &big_codecs[c], &types[3], &big, 0);
     run_case(file, &big_codecs[c], &types[4], &big, 0);
   }
+  /* A chunk over 64 MiB (68 MB): compressed into a one-off buffer, none kept for the thread. */
+  const Shape huge = {1, {8500000, 0}, {8500000, 0}};
+  const Codec huge_codec = {FILTER_BLOSC, 1, 1, 1};
+  run_case(file, &huge_codec, &types[3], &huge, 0);
 
   H5Fclose(file);
   remove(path);
