@@ -12,6 +12,7 @@
 #include "h5sparse/chunk_threads.hpp"
 #include "h5sparse/error.hpp"
 #include "h5sparse/filter_ids.hpp"
+#include "memory_selection.hpp"
 #include "native_dataset.hpp"
 #include "object.hpp"
 #include "sparse_dataset.hpp"
@@ -27,14 +28,6 @@ using hdf5::throw_if_negative;
 
 constexpr std::size_t kMaxCdValues = 16;
 constexpr std::size_t kDenseMinChunkBytes = std::size_t(128) << 10;
-
-bool has_data_transform(hid_t dxpl) {
-  if (dxpl == H5P_DEFAULT || dxpl == H5P_DATASET_XFER_DEFAULT) return false;
-  ssize_t length = -1;
-  H5E_BEGIN_TRY { length = H5Pget_data_transform(dxpl, nullptr, 0); }  // fails when none is set
-  H5E_END_TRY
-  return length > 0;
-}
 
 // Types whose elements are plain bytes (no pointers to the heap inside an element).
 bool plain_bytes(hid_t type) {

@@ -30,6 +30,14 @@ void for_each_run(hid_t space, std::size_t element_size, Visit&& visit) {
 
 }  // namespace
 
+bool has_data_transform(hid_t dxpl) {
+  if (dxpl == H5P_DEFAULT || dxpl == H5P_DATASET_XFER_DEFAULT) return false;
+  ssize_t length = -1;
+  H5E_BEGIN_TRY { length = H5Pget_data_transform(dxpl, nullptr, 0); }  // fails when none is set
+  H5E_END_TRY
+  return length > 0;
+}
+
 std::int64_t contiguous_offset(hid_t space, std::size_t element_size, std::uint64_t count) {
   Handle iter = checked(H5Ssel_iter_create(space, element_size, 0), "cannot iterate the memory selection");
   hsize_t offset = 0;

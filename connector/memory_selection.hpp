@@ -1,6 +1,6 @@
-// The caller's memory buffer of an H5Dread/H5Dwrite seen through its memory selection: whether
-// the selected elements are one run of bytes, and moving the elements between the buffer and
-// a packed array in selection order.
+// The caller's side of an H5Dread/H5Dwrite that the connector serves itself: whether the
+// transfer asks for a data transform, whether the memory selection is one run of bytes, and
+// moving the selected elements between the caller's buffer and a packed array in selection order.
 #pragma once
 
 #include <hdf5.h>
@@ -9,6 +9,9 @@
 #include <cstdint>
 
 namespace h5sparse::vol {
+
+/// Whether the transfer property list sets a data transform (H5Pset_data_transform).
+bool has_data_transform(hid_t dxpl);
 
 /// The byte offset of the memory selection when it is one contiguous run of `count` elements
 /// (H5S_ALL, a whole array, a full row block), or -1.

@@ -17,6 +17,7 @@
 #include "h5sparse/prefault_ahead.hpp"
 #include "h5sparse/stored_chunk_read.hpp"
 #include "h5sparse/stream_store.hpp"
+#include "memory_selection.hpp"
 #include "sparse_dataset.hpp"
 
 namespace h5sparse::vol {
@@ -37,43 +38,6 @@ struct WindowEntry {
   bool has_stored = false;          // false: nothing stored, all fill
   StoredChunk stored;               // kept from read to read
 };
-
-bool has_data_transform(hid_t dxpl) {
-  if (dxpl == H5P_DEFAULT || dxpl == H5P_DATASET_XFER_DEFAULT) return false;
-  ssize_t length = -1;
-  H5E_BEGIN_TRY { length = H5Pget_data_transform(dxpl, nullptr, 0); }  // fails when none is set
-  H5E_END_TRY
-  return length > 0;
-}
-
-// The byte offset of the memory selection when it is one contiguous run of `count` elements
-// (H5S_ALL, a whole array, a full row block), or -1.
-std::int64_t contiguous_offset(hid_t space, std::size_t element_size, std::uint64_t count) {
-  Handle iter = checked(H5Ssel_iter_create(space, element_size, 0), "cannot iterate the memory selection");
-  hsize_t offset = 0;
-  std::size_t length = 0, nseq = 0, nbytes = 0;
-  throw_if_negative(H5Ssel_iter_get_seq_list(iter.get(), 1, SIZE_MAX, &nseq, &nbytes, &offset, &length),
-                    "cannot iterate the memory selection");
-  return nseq == 1 && length == count * element_size ? std::int64_t(offset) : -1;
-}
-
-// Copies `source` (the selection's elements in order) to their places in the memory selection.
-void scatter_to_memory(hid_t space, const std::uint8_t* source, std::size_t element_size, std::uint8_t* buf) {
-  Handle iter = checked(H5Ssel_iter_create(space, element_size, 0), "cannot iterate the memory selection");
-  constexpr std::size_t kBatch = 1024;
-  hsize_t offsets[kBatch];
-  std::size_t lengths[kBatch];
-  while (true) {
-    std::size_t nseq = 0, nbytes = 0;
-    throw_if_negative(H5Ssel_iter_get_seq_list(iter.get(), kBatch, SIZE_MAX, &nseq, &nbytes, offsets, lengths),
-                      "cannot iterate the memory selection");
-    if (nseq == 0) break;
-    for (std::size_t i = 0; i < nseq; ++i) {
-      std::memcpy(buf + offsets[i], source, lengths[i]);
-      source += lengths[i];
-    }
-  }
-}
 
 }  // namespace
 
