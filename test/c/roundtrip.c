@@ -102,13 +102,19 @@ static void codec_name(const Codec* c, char* out, size_t n) {
 static int g_case;
 
 static void run_case(hid_t file, const Codec* codec, const Type* type, const Shape* shape, int random) {
-  char label[160], cname[64], dname[32];
+  char label[256], cname[64], dname[32];
   codec_name(codec, cname, sizeof cname);
-  snprintf(label, sizeof label, "%s %s %s%s dims %llu%s%llu chunk %llu%s%llu", cname, type->name,
-           random ? "random " : "", shape->rank == 2 ? "2-D" : "1-D", (unsigned long long)shape->dims[0],
-           shape->rank == 2 ? "x" : "", shape->rank == 2 ? (unsigned long long)shape->dims[1] : 0ull,
-           (unsigned long long)shape->chunk[0], shape->rank == 2 ? "x" : "",
-           shape->rank == 2 ? (unsigned long long)shape->chunk[1] : 0ull);
+  char dims[48], chunk[48];
+  if (shape->rank == 2) {
+    snprintf(dims, sizeof dims, "%llux%llu", (unsigned long long)shape->dims[0], (unsigned long long)shape->dims[1]);
+    snprintf(chunk, sizeof chunk, "%llux%llu", (unsigned long long)shape->chunk[0],
+             (unsigned long long)shape->chunk[1]);
+  } else {
+    snprintf(dims, sizeof dims, "%llu", (unsigned long long)shape->dims[0]);
+    snprintf(chunk, sizeof chunk, "%llu", (unsigned long long)shape->chunk[0]);
+  }
+  snprintf(label, sizeof label, "%s %s %s%s dims %s chunk %s", cname, type->name, random ? "random " : "",
+           shape->rank == 2 ? "2-D" : "1-D", dims, chunk);
   snprintf(dname, sizeof dname, "d%d", g_case++);
 
   const size_t n = count(shape->dims, shape->rank), esize = type->size;
