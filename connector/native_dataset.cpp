@@ -69,8 +69,11 @@ std::string dataset_name(void* under, hid_t under_vol_id) {
   return name;
 }
 
-bool swmr_writing(void* under, hid_t under_vol_id, hid_t dxpl) {
-  return (file_intent(under, under_vol_id, dxpl) & H5F_ACC_SWMR_WRITE) != 0;
+bool check_writable(void* under, hid_t under_vol_id, hid_t dxpl) {
+  const unsigned intent = file_intent(under, under_vol_id, dxpl);
+  H5SPARSE_FAIL_IF((intent & H5F_ACC_RDWR) == 0, ErrorCode::invalid_argument,
+                   "no write intent on file: '" + dataset_name(under, under_vol_id) + "' is in a file opened read-only");
+  return (intent & H5F_ACC_SWMR_WRITE) != 0;
 }
 
 unsigned file_intent(void* under, hid_t under_vol_id, hid_t dxpl) {

@@ -32,9 +32,11 @@ std::string coords_text(const std::vector<std::uint64_t>& coords);
 /// The dataset's path in its file ("" when it cannot be found), for messages.
 std::string dataset_name(void* under, hid_t under_vol_id);
 
-/// Whether the dataset's file is open for SWMR writing (H5F_ACC_SWMR_WRITE or
-/// H5Fstart_swmr_write).
-bool swmr_writing(void* under, hid_t under_vol_id, hid_t dxpl);
+/// Before the connector changes a dataset's stored chunks itself: fails with HDF5's "no write
+/// intent on file" when the file is open read-only (a direct chunk write would get as far as
+/// the file descriptor); returns whether the file is open for SWMR writing
+/// (H5F_ACC_SWMR_WRITE or H5Fstart_swmr_write).
+bool check_writable(void* under, hid_t under_vol_id, hid_t dxpl);
 
 /// The access flags of the dataset's file (H5F_ACC_RDWR, H5F_ACC_SWMR_WRITE, ...).
 unsigned file_intent(void* under, hid_t under_vol_id, hid_t dxpl);

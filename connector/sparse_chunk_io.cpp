@@ -115,8 +115,9 @@ class ChunkAccess {
     } catch (const Error& e) {
       throw Error(e.code(), where(at) + ": " + e.what());
     }
-    // An SWMR writer must not overwrite a flushed chunk in place (see SparseDataset::write).
-    if (swmr_writing(o_->under, o_->under_vol_id, dxpl_))
+    // A read-only file fails here; an SWMR writer must not overwrite a flushed chunk in place
+    // (see SparseDataset::write).
+    if (check_writable(o_->under, o_->under_vol_id, dxpl_))
       if (const std::optional<StoredChunk> old = read(at)) avoid_chunk_size(stored, old->bytes.size(), *layout_);
     write_stored_chunk(o_->under, o_->under_vol_id, at, stored, dxpl_);
   }

@@ -221,6 +221,9 @@ hid_t SparseDataset::memory_space(hid_t mem_space, const Selection& sel) const {
 }
 
 void SparseDataset::write(hid_t mem_type, hid_t mem_space, hid_t file_space, hid_t dxpl, const void* buf) {
+  // An SWMR writer never frees a chunk it replaces, but rewrites one of unchanged size in
+  // place: change the size, so the flushed copy stays intact for readers and crashes.
+  const bool relocate = check_writable(under_, under_vol_id_, dxpl);
 #ifdef H5SPARSE_PARALLEL
   if (mpi_file_) return ParallelWrite::write(*this, mem_type, mem_space, file_space, dxpl, buf);
 #endif
@@ -235,9 +238,6 @@ void SparseDataset::write(hid_t mem_type, hid_t mem_space, hid_t file_space, hid
 
   const std::vector<ChunkPiece> pieces = pieces_of(sel.space, sel.grid);
   const std::uint64_t chunk_elements = params_.layout.element_count();
-  // An SWMR writer never frees a chunk it replaces, but rewrites one of unchanged size in
-  // place: change the size, so the flushed copy stays intact for readers and crashes.
-  const bool relocate = swmr_writing(under_, under_vol_id_, dxpl);
   const Bytes zeros(es, 0);
   const std::uint8_t* fill = params_.fill.empty() ? zeros.data() : params_.fill.data();
   const bool skip_fill = params_.fill_is_undefined();
@@ -468,13 +468,13 @@ void SparseDataset::diagnose_read(hid_t file_space, hid_t dxpl) const {
 }
 
 void SparseDataset::erase(hid_t file_space, hid_t dxpl) {
+  const bool relocate = check_writable(under_, under_vol_id_, dxpl);  // see write()
 #ifdef H5SPARSE_PARALLEL
   if (mpi_file_) return ParallelWrite::erase(*this, file_space, dxpl);
 #endif
   const Selection sel = resolve(file_space, dxpl);
   const std::vector<ChunkPiece> pieces = pieces_of(sel.space, sel.grid);
   const std::uint64_t chunk_elements = params_.layout.element_count();
-  const bool relocate = swmr_writing(under_, under_vol_id_, dxpl);  // see write()
   for (std::size_t begin = 0; begin < pieces.size();) {
     std::size_t end = begin;
     while (end < pieces.size() && pieces[end].chunk == pieces[begin].chunk) ++end;

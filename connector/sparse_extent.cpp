@@ -38,6 +38,7 @@ struct Saved {
 }  // namespace
 
 void SparseDataset::set_extent(const hsize_t* size, hid_t dxpl) {
+  check_writable(under_, under_vol_id_, dxpl);
   const std::vector<std::uint64_t> old_dims = extent(dxpl);
   const std::vector<std::uint64_t> new_dims(size, size + old_dims.size());
   const ExtentChange change(old_dims, new_dims, params_.layout.dims);

@@ -145,3 +145,24 @@ def test_dense_datasets_all_defined_and_erase_refused(tmp_path):
         with pytest.raises(h5sparse.H5SparseError, match="erase failed on /d: .*not sparse"):
             h5sparse.erase(d)
         assert list(d[...]) == list(range(10))
+
+
+def test_changes_to_a_read_only_file_fail_as_hdf5_does(tmp_path):
+    """Writes, erases and extent changes of a file opened read-only: HDF5's "no write intent"
+    error for each, and the stored data unchanged."""
+    path = tmp_path / "ro.h5"
+    f, d = make(path, maxshape=(None, 64))
+    f.close()
+    with h5py.File(path, "r") as f:
+        d = f["grp/data"]
+        with pytest.raises(OSError, match="no write intent"):
+            d[0:16, 0:16] = np.ones((16, 16), "<i4")
+        with pytest.raises(OSError, match="no write intent"):
+            d[...] = np.zeros((64, 64), "<i4")
+        with pytest.raises(h5sparse.H5SparseError, match="erase failed on /grp/data: .*no write intent"):
+            h5sparse.erase(d, np.s_[3:5, 2:4])
+        with pytest.raises(RuntimeError, match="no write intent"):  # h5py's type for dense too
+            d.resize((8, 64))
+        assert np.array_equal(d[...], expected())
+    with h5py.File(path, "r") as f:
+        assert np.array_equal(f["grp/data"][...], expected())
