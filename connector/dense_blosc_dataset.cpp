@@ -103,7 +103,7 @@ std::unique_ptr<DenseBloscDataset::Transfer> DenseBloscDataset::plan(hid_t mem_t
   const std::vector<std::uint64_t> dims = extent_of(full.get());
   if (dims.size() != chunk_dims_.size()) return nullptr;
   std::unique_ptr<Transfer> t(new Transfer{std::move(full), H5I_INVALID_HID, H5I_INVALID_HID,
-                                           ChunkGrid(dims, chunk_dims_), 0, {}, false, 0, 1});
+                                           ChunkGrid(dims, chunk_dims_), 0, {}, {}, false, 0, 1});
   t->file_space = file_space == H5S_ALL ? t->full.get() : file_space;
   if (file_space != H5S_ALL) {  // invalid selections: the native path reports them
     if (H5Sis_simple(file_space) <= 0 || extent_of(file_space) != dims || H5Sselect_valid(file_space) <= 0)
@@ -123,7 +123,10 @@ std::unique_ptr<DenseBloscDataset::Transfer> DenseBloscDataset::plan(hid_t mem_t
     t->chunks = t->grid.chunk_count();
   } else {
     t->pieces = selection_pieces(t->file_space, t->grid);
-    t->chunks = chunks_of(t->pieces);
+    for (std::size_t i = 0; i < t->pieces.size(); ++i)
+      if (i == 0 || t->pieces[i].chunk != t->pieces[i - 1].chunk) t->group_starts.push_back(i);
+    t->chunks = t->group_starts.size();
+    t->group_starts.push_back(t->pieces.size());
   }
   if (t->chunks < kParallelMinChunks) return nullptr;
   t->threads = chunk_threads();

@@ -10,6 +10,7 @@
 #include <hdf5.h>
 
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "h5sparse/chunk_grid.hpp"
@@ -45,9 +46,20 @@ class DenseBloscDataset {
     ChunkGrid grid;
     std::uint64_t npoints;
     std::vector<ChunkPiece> pieces;  // grouped by chunk; empty when every element is selected
+    std::vector<std::size_t> group_starts;  // not whole: chunk k's pieces are [group_starts[k], [k+1])
     bool whole;                      // every element of the extent, in row-major order
     std::uint64_t chunks;            // chunks the selection touches
     int threads;
+
+    /// The linear grid index of the k-th chunk the transfer touches.
+    std::uint64_t chunk_index(std::size_t k) const { return whole ? k : pieces[group_starts[k]].chunk; }
+    /// Chunk k's pieces: for a whole transfer made into `whole_pieces`, else its group of `pieces`.
+    std::pair<const ChunkPiece*, std::size_t> chunk_pieces(std::size_t k, std::vector<ChunkPiece>& whole_pieces) const {
+      if (!whole) return {&pieces[group_starts[k]], group_starts[k + 1] - group_starts[k]};
+      whole_pieces.clear();
+      grid.whole_chunk_pieces(k, whole_pieces);
+      return {whole_pieces.data(), whole_pieces.size()};
+    }
   };
   /// The transfer, or nothing when the native path should serve it (any doubt: native).
   std::unique_ptr<Transfer> plan(hid_t mem_type, hid_t mem_space, hid_t file_space, hid_t dxpl,

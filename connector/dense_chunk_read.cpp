@@ -7,6 +7,7 @@
 #include <cstring>
 #include <exception>
 #include <optional>
+#include <tuple>
 
 #include "dense_blosc_dataset.hpp"
 #include "error_stack.hpp"
@@ -30,6 +31,8 @@ constexpr std::size_t kKeptBytes = std::size_t(16) << 20;
 struct WindowEntry {
   std::uint64_t chunk = 0;          // linear index in the chunk grid
   std::vector<ChunkPiece> pieces;  // whole reads: its pieces
+  const ChunkPiece* first = nullptr;  // its pieces (in `pieces` or the transfer's)
+  std::size_t length = 0;
   bool has_stored = false;          // false: unallocated, all fill
   StoredChunk stored;
 };
@@ -67,22 +70,11 @@ bool DenseBloscDataset::read(hid_t mem_type, hid_t mem_space, hid_t file_space, 
     }
   } trim;
 
-  std::vector<std::size_t> group_starts;  // chunk k's pieces: the k-th group of t->pieces
-  if (!t->whole) {
-    for (std::size_t i = 0; i < t->pieces.size(); ++i)
-      if (i == 0 || t->pieces[i].chunk != t->pieces[i - 1].chunk) group_starts.push_back(i);
-    group_starts.push_back(t->pieces.size());
-  }
   const std::size_t count = std::size_t(t->chunks);
   auto read_chunk = [&](std::size_t k) {
     WindowEntry& entry = window[k % window_size];
-    entry.pieces.clear();
-    if (t->whole) {
-      entry.chunk = k;
-      t->grid.whole_chunk_pieces(k, entry.pieces);
-    } else {
-      entry.chunk = t->pieces[group_starts[k]].chunk;
-    }
+    entry.chunk = t->chunk_index(k);
+    std::tie(entry.first, entry.length) = t->chunk_pieces(k, entry.pieces);
     const std::vector<std::uint64_t> origin = t->grid.chunk_origin(entry.chunk);
     entry.has_stored =
         read_stored_chunk_into(under_, under_vol_id_, std::vector<hsize_t>(origin.begin(), origin.end()), dxpl,
@@ -90,8 +82,8 @@ bool DenseBloscDataset::read(hid_t mem_type, hid_t mem_space, hid_t file_space, 
   };
   auto decode = [&](std::size_t k, int slot) {
     const WindowEntry& entry = window[k % window_size];
-    const ChunkPiece* first = t->whole ? entry.pieces.data() : &t->pieces[group_starts[k]];
-    const std::size_t length = t->whole ? entry.pieces.size() : group_starts[k + 1] - group_starts[k];
+    const ChunkPiece* first = entry.first;
+    const std::size_t length = entry.length;
     if (!entry.has_stored) {
       for (std::size_t i = 0; i < length; ++i) fill_elements(dest + first[i].source * es, first[i].length, fill, es);
       return;
@@ -110,7 +102,7 @@ bool DenseBloscDataset::read(hid_t mem_type, hid_t mem_space, hid_t file_space, 
   const std::optional<IndexedFailure> failure =
       stream_parallel(count, t->threads, window_size, read_chunk, decode, &read_error);
   if (failure) {
-    const std::uint64_t chunk = t->whole ? failure->index : t->pieces[group_starts[failure->index]].chunk;
+    const std::uint64_t chunk = t->chunk_index(failure->index);
     try {
       std::rethrow_exception(failure->error);
     } catch (const Error& e) {

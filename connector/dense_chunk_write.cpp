@@ -10,6 +10,7 @@
 #include <exception>
 #include <memory>
 #include <optional>
+#include <tuple>
 
 #include "dense_blosc_dataset.hpp"
 #include "error_stack.hpp"
@@ -27,6 +28,8 @@ namespace {
 struct Encoded {
   std::uint64_t chunk = 0;
   std::vector<ChunkPiece> pieces;  // whole writes: its pieces
+  const ChunkPiece* first = nullptr;  // its pieces (in `pieces` or the transfer's)
+  std::size_t length = 0;
   bool edge = false;               // overhangs the extent
   bool has_old = false;            // edge chunk already stored: `old` holds it
   StoredChunk old;
@@ -54,18 +57,15 @@ bool DenseBloscDataset::write(hid_t mem_type, hid_t mem_space, hid_t file_space,
   const std::unique_ptr<Transfer> t = plan(mem_type, mem_space, file_space, dxpl, true);
   if (!t) return false;
   const std::size_t es = element_size_;
-  std::vector<std::size_t> group_starts;  // chunk k's pieces: the k-th group of t->pieces
   if (!t->whole) {
-    for (std::size_t i = 0; i < t->pieces.size(); ++i)
-      if (i == 0 || t->pieces[i].chunk != t->pieces[i - 1].chunk) group_starts.push_back(i);
-    group_starts.push_back(t->pieces.size());
     // Only whole chunks (a hyperslab selects an element once, so a count is coverage).
-    for (std::size_t k = 0; k + 1 < group_starts.size(); ++k) {
+    std::vector<ChunkPiece> unused;
+    for (std::size_t k = 0; k < t->chunks; ++k) {
+      const auto [first, length] = t->chunk_pieces(k, unused);
       std::uint64_t selected = 0;
-      for (std::size_t i = group_starts[k]; i < group_starts[k + 1]; ++i) selected += t->pieces[i].length;
+      for (std::size_t i = 0; i < length; ++i) selected += first[i].length;
       bool edge = false;
-      if (selected != elements_in_extent(t->grid, t->grid.chunk_origin(t->pieces[group_starts[k]].chunk), &edge))
-        return false;
+      if (selected != elements_in_extent(t->grid, t->grid.chunk_origin(t->chunk_index(k)), &edge)) return false;
     }
   }
   // Read-only files (HDF5 reports "no write intent"; a direct chunk write would get as far as
@@ -102,8 +102,8 @@ bool DenseBloscDataset::write(hid_t mem_type, hid_t mem_space, hid_t file_space,
   };
   auto encode = [&](std::size_t k, int slot) {
     Encoded& e = slots[k % slots.size()];
-    const ChunkPiece* first = t->whole ? e.pieces.data() : &t->pieces[group_starts[k]];
-    const std::size_t length = t->whole ? e.pieces.size() : group_starts[k + 1] - group_starts[k];
+    const ChunkPiece* first = e.first;
+    const std::size_t length = e.length;
     std::unique_ptr<std::uint8_t[]>& chunk = dense[std::size_t(slot)];
     if (!chunk) chunk.reset(new std::uint8_t[chunk_bytes_]);
     if (e.has_old)
@@ -132,13 +132,8 @@ bool DenseBloscDataset::write(hid_t mem_type, hid_t mem_space, hid_t file_space,
   auto prepare_batch = [&](std::size_t begin, std::size_t end) {
     for (std::size_t k = begin; k < end; ++k) {
       Encoded& e = slots[k % slots.size()];
-      e.pieces.clear();
-      if (t->whole) {
-        e.chunk = k;
-        t->grid.whole_chunk_pieces(k, e.pieces);
-      } else {
-        e.chunk = t->pieces[group_starts[k]].chunk;
-      }
+      e.chunk = t->chunk_index(k);
+      std::tie(e.first, e.length) = t->chunk_pieces(k, e.pieces);
       const std::vector<std::uint64_t> origin = t->grid.chunk_origin(e.chunk);
       elements_in_extent(t->grid, origin, &e.edge);
       e.has_old = e.edge && read_stored_chunk_into(under_, under_vol_id_,
