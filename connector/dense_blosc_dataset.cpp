@@ -123,10 +123,8 @@ std::unique_ptr<DenseBloscDataset::Transfer> DenseBloscDataset::plan(hid_t mem_t
     t->chunks = t->grid.chunk_count();
   } else {
     t->pieces = selection_pieces(t->file_space, t->grid);
-    for (std::size_t i = 0; i < t->pieces.size(); ++i)
-      if (i == 0 || t->pieces[i].chunk != t->pieces[i - 1].chunk) t->group_starts.push_back(i);
-    t->chunks = t->group_starts.size();
-    t->group_starts.push_back(t->pieces.size());
+    t->group_starts = chunk_group_starts(t->pieces);
+    t->chunks = t->group_starts.size() - 1;
   }
   if (t->chunks < kParallelMinChunks) return nullptr;
   t->threads = chunk_threads();

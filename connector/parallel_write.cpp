@@ -249,7 +249,7 @@ void ParallelWrite::write(SparseDataset& d, hid_t mem_type, hid_t mem_space, hid
     if (sel->npoints == 0) return;
     H5SPARSE_FAIL_IF(buf == nullptr, ErrorCode::invalid_argument, "no data buffer to write from");
     source = d.file_values(mem_type, mspace, std::size_t(sel->npoints), dxpl, buf, storage);
-    pieces = d.pieces_of(sel->space, sel->grid);
+    pieces = selection_pieces(sel->space, sel->grid);
   });
   clock.lap("prepare");
   g_clock = &clock;
@@ -269,7 +269,7 @@ void ParallelWrite::erase(SparseDataset& d, hid_t file_space, hid_t dxpl) {
   std::vector<ChunkPiece> pieces;
   agree(*comm, "the sparse erase", [&] {
     sel = std::make_unique<SparseDataset::Selection>(d.resolve(file_space, dxpl));
-    pieces = d.pieces_of(sel->space, sel->grid);
+    pieces = selection_pieces(sel->space, sel->grid);
     if (!d.collective_dxpl_.valid()) {
       d.collective_dxpl_ = checked(H5Pcreate(H5P_DATASET_XFER), "cannot create transfer properties");
       throw_if_negative(H5Pset_dxpl_mpio(d.collective_dxpl_.get(), H5FD_MPIO_COLLECTIVE),

@@ -97,10 +97,6 @@ bool selects_everything(hid_t space, const ChunkGrid& grid, std::uint64_t npoint
   return npoints == total;
 }
 
-std::vector<ChunkPiece> SparseDataset::pieces_of(hid_t space, const ChunkGrid& grid) const {
-  return selection_pieces(space, grid);
-}
-
 std::vector<ChunkPiece> selection_pieces(hid_t space, const ChunkGrid& grid) {
   std::vector<ChunkPiece> pieces;
   // Every element (a whole-dataset write): each chunk's rows follow from its position, in the
@@ -139,6 +135,14 @@ std::uint64_t chunks_of(const std::vector<ChunkPiece>& pieces) {
   std::uint64_t chunks = 0;
   for (std::size_t i = 0; i < pieces.size(); ++i) chunks += i == 0 || pieces[i].chunk != pieces[i - 1].chunk;
   return chunks;
+}
+
+std::vector<std::size_t> chunk_group_starts(const std::vector<ChunkPiece>& pieces) {
+  std::vector<std::size_t> starts;
+  for (std::size_t i = 0; i < pieces.size(); ++i)
+    if (i == 0 || pieces[i].chunk != pieces[i - 1].chunk) starts.push_back(i);
+  starts.push_back(pieces.size());
+  return starts;
 }
 
 std::string SparseDataset::where(const std::vector<std::uint64_t>& origin) const {
@@ -236,7 +240,7 @@ void SparseDataset::write(hid_t mem_type, hid_t mem_space, hid_t file_space, hid
   Bytes values;
   const std::uint8_t* source = file_values(mem_type, mspace, std::size_t(sel.npoints), dxpl, buf, values);
 
-  const std::vector<ChunkPiece> pieces = pieces_of(sel.space, sel.grid);
+  const std::vector<ChunkPiece> pieces = selection_pieces(sel.space, sel.grid);
   const std::uint64_t chunk_elements = params_.layout.element_count();
   const Bytes zeros(es, 0);
   const std::uint8_t* fill = params_.fill.empty() ? zeros.data() : params_.fill.data();
@@ -423,7 +427,7 @@ hid_t SparseDataset::get_defined(hid_t file_space, hid_t dxpl) {
   const Selection sel = resolve(file_space, dxpl);
   Handle result = checked(H5Scopy(sel.full.get()), "cannot create the result dataspace");
   throw_if_negative(H5Sselect_none(result.get()), "cannot clear the result selection");
-  const std::vector<ChunkPiece> pieces = pieces_of(sel.space, sel.grid);
+  const std::vector<ChunkPiece> pieces = selection_pieces(sel.space, sel.grid);
   std::vector<std::uint64_t> linear;  // defined elements as linear dataset offsets
   const std::vector<std::uint64_t>& dims = sel.grid.dataset_dims();
   for (std::size_t begin = 0; begin < pieces.size();) {
@@ -462,7 +466,7 @@ hid_t SparseDataset::get_defined(hid_t file_space, hid_t dxpl) {
 
 void SparseDataset::diagnose_read(hid_t file_space, hid_t dxpl) const {
   const Selection sel = resolve(file_space, dxpl);
-  const std::vector<ChunkPiece> pieces = pieces_of(sel.space, sel.grid);
+  const std::vector<ChunkPiece> pieces = selection_pieces(sel.space, sel.grid);
   for (std::size_t i = 0; i < pieces.size(); ++i)
     if (i == 0 || pieces[i].chunk != pieces[i - 1].chunk) read_chunk(sel.grid.chunk_origin(pieces[i].chunk), dxpl);
 }
@@ -473,7 +477,7 @@ void SparseDataset::erase(hid_t file_space, hid_t dxpl) {
   if (mpi_file_) return ParallelWrite::erase(*this, file_space, dxpl);
 #endif
   const Selection sel = resolve(file_space, dxpl);
-  const std::vector<ChunkPiece> pieces = pieces_of(sel.space, sel.grid);
+  const std::vector<ChunkPiece> pieces = selection_pieces(sel.space, sel.grid);
   const std::uint64_t chunk_elements = params_.layout.element_count();
   for (std::size_t begin = 0; begin < pieces.size();) {
     std::size_t end = begin;

@@ -27,8 +27,12 @@ bool selects_everything(hid_t space, const ChunkGrid& grid, std::uint64_t npoint
 /// numbers the elements in the order H5Dread/H5Dwrite pair them with memory elements).
 std::vector<ChunkPiece> selection_pieces(hid_t space, const ChunkGrid& grid);
 
-/// The chunks pieces grouped by chunk (pieces_of) fall in.
+/// The chunks pieces grouped by chunk (selection_pieces) fall in.
 std::uint64_t chunks_of(const std::vector<ChunkPiece>& pieces);
+
+/// Where each chunk's group of such pieces starts, followed by pieces.size(): chunk k's pieces
+/// are [starts[k], starts[k + 1]).
+std::vector<std::size_t> chunk_group_starts(const std::vector<ChunkPiece>& pieces);
 
 class SparseDataset {
  public:
@@ -82,7 +86,6 @@ class SparseDataset {
   /// The memory dataspace of a transfer (H5S_ALL: the file selection), checked to select as
   /// many elements as the file selection.
   hid_t memory_space(hid_t mem_space, const Selection& sel) const;
-  std::vector<ChunkPiece> pieces_of(hid_t space, const ChunkGrid& grid) const;
   std::vector<std::uint64_t> extent(hid_t dxpl) const;
   /// Each chunk's stored size (0: none stored) by linear index in `grid`, from one pass over
   /// the chunk index (sparse_read.cpp).

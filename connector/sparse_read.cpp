@@ -90,7 +90,7 @@ bool SparseDataset::read(hid_t mem_type, hid_t mem_space, hid_t file_space, hid_
   // the selection into 65,536 pieces and grouping them was a fifth of a full read). Otherwise
   // the selection's pieces, grouped by chunk.
   const bool whole = selects_everything(sel.space, sel.grid, n);
-  const std::vector<ChunkPiece> pieces = whole ? std::vector<ChunkPiece>() : pieces_of(sel.space, sel.grid);
+  const std::vector<ChunkPiece> pieces = whole ? std::vector<ChunkPiece>() : selection_pieces(sel.space, sel.grid);
   const std::uint64_t chunks = whole ? sel.grid.chunk_count() : 0;
   const int threads = chunk_threads_for(whole ? chunks : chunks_of(pieces), n * es);
 
@@ -119,12 +119,7 @@ bool SparseDataset::read(hid_t mem_type, hid_t mem_space, hid_t file_space, hid_
     }
   } trim;
   // Chunk k's pieces: from its position (whole reads) or the k-th group of `pieces`.
-  std::vector<std::size_t> group_starts;
-  if (!whole) {
-    for (std::size_t i = 0; i < pieces.size(); ++i)
-      if (i == 0 || pieces[i].chunk != pieces[i - 1].chunk) group_starts.push_back(i);
-    group_starts.push_back(pieces.size());
-  }
+  const std::vector<std::size_t> group_starts = whole ? std::vector<std::size_t>() : chunk_group_starts(pieces);
   const std::size_t count = whole ? std::size_t(chunks) : group_starts.size() - 1;
   // A whole read takes every chunk's stored size from one pass over the chunk index instead of
   // a size query per chunk (an index probe, and an error stack saved and restored, on this
