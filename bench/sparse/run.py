@@ -38,7 +38,7 @@ import sys
 import tempfile
 import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from machine import cpu_busy  # noqa: E402
+from machine import back_free_memory, cpu_busy  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -176,6 +176,7 @@ class Sweep:
         cmd = [sys.executable, os.path.join(HERE, "density.py"), "worker", json.dumps(job)]
         if job.get("timed", True):
             self.wait_quiet()
+            back_free_memory()
         p = subprocess.run(cmd, env=self.env(job["layout"]), capture_output=True, text=True)
         if p.returncode != 0:
             raise SystemExit(f"failed: {job['op']} {job['layout']} {job['codec']} {job['tag']}\n{p.stderr[-3000:]}")
