@@ -17,6 +17,7 @@
 #include "h5sparse_vol.h"
 #include "object.hpp"
 #include "optional_ops.hpp"
+#include "sparse_change.hpp"
 #include "sparse_chunk_io.hpp"
 #include "sparse_dataset.hpp"
 
@@ -186,6 +187,11 @@ herr_t dataset_optional(void* obj, H5VL_optional_args_t* args, hid_t dxpl_id, vo
       }
       return 0;
     }
+    // Native operations that change stored chunks (direct chunk writes, also those a sparse
+    // dataset takes as given; a layout conversion) end what any handle has decoded.
+    std::optional<SparseChange> change;
+    if (args->op_type == H5VL_NATIVE_DATASET_CHUNK_WRITE || args->op_type == H5VL_NATIVE_DATASET_FORMAT_CONVERT)
+      change.emplace();
     const herr_t rc = H5VLdataset_optional(o->under, o->under_vol_id, args, dxpl_id, req);
     if (rc >= 0) wrap_request(req, o->under_vol_id);
     return rc;

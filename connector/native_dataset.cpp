@@ -11,6 +11,7 @@
 
 #include "error_stack.hpp"
 #include "h5sparse/error.hpp"
+#include "sparse_change.hpp"
 
 namespace h5sparse::vol {
 
@@ -24,6 +25,7 @@ Handle dataset_get(void* under, hid_t under_vol_id, H5VL_dataset_get_t op, hid_t
   hid_t* out = nullptr;
   switch (op) {
     case H5VL_DATASET_GET_DCPL: out = &args.args.get_dcpl.dcpl_id; break;
+    case H5VL_DATASET_GET_DAPL: out = &args.args.get_dapl.dapl_id; break;
     case H5VL_DATASET_GET_SPACE: out = &args.args.get_space.space_id; break;
     case H5VL_DATASET_GET_TYPE: out = &args.args.get_type.type_id; break;
     default: throw Error(ErrorCode::invalid_argument, "unsupported dataset query");
@@ -250,6 +252,7 @@ void write_stored_chunk(void* under, hid_t under_vol_id, const std::vector<hsize
               "directly lose data); write and erase collectively (H5Dwrite with H5FD_MPIO_COLLECTIVE, "
               "h5sparse_derase on every rank)");
 #endif
+  const SparseChange change;  // dense chunks too: cheap, and no need to know which this is
   H5VL_native_dataset_optional_args_t nargs{};
   nargs.chunk_write.offset = origin.data();
   nargs.chunk_write.filters = filter_mask;

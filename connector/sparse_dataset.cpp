@@ -18,6 +18,7 @@
 #include "h5sparse/stored_chunk_read.hpp"
 #include "native_dataset.hpp"
 #include "object.hpp"
+#include "sparse_change.hpp"
 #ifdef H5SPARSE_PARALLEL
 #include "parallel_write.hpp"
 #endif
@@ -56,6 +57,13 @@ std::unique_ptr<SparseDataset> SparseDataset::detect(void* under, hid_t under_vo
 #ifdef H5SPARSE_PARALLEL
   dataset->mpi_file_ = ParallelWrite::on_mpi_file(under, under_vol_id);
 #endif
+  Handle dapl = dataset_get(under, under_vol_id, H5VL_DATASET_GET_DAPL, dxpl);
+  std::size_t slots = 0, cache_bytes = 0;
+  double w0 = 0;
+  throw_if_negative(H5Pget_chunk_cache(dapl.get(), &slots, &cache_bytes, &w0), "cannot read the chunk cache settings");
+  const bool swmr_reader = (file_intent(under, under_vol_id, dxpl) & H5F_ACC_SWMR_READ) != 0;
+  if (cache_bytes > 0 && !swmr_reader && !dataset->mpi_file_)
+    dataset->decoded_ = std::make_unique<DecodedChunkCache>(cache_bytes);
   return dataset;
 }
 
@@ -225,6 +233,7 @@ hid_t SparseDataset::memory_space(hid_t mem_space, const Selection& sel) const {
 }
 
 void SparseDataset::write(hid_t mem_type, hid_t mem_space, hid_t file_space, hid_t dxpl, const void* buf) {
+  const SparseChange change;
   // An SWMR writer never frees a chunk it replaces, but rewrites one of unchanged size in
   // place: change the size, so the flushed copy stays intact for readers and crashes.
   const bool relocate = check_writable(under_, under_vol_id_, dxpl);
@@ -472,6 +481,7 @@ void SparseDataset::diagnose_read(hid_t file_space, hid_t dxpl) const {
 }
 
 void SparseDataset::erase(hid_t file_space, hid_t dxpl) {
+  const SparseChange change;
   const bool relocate = check_writable(under_, under_vol_id_, dxpl);  // see write()
 #ifdef H5SPARSE_PARALLEL
   if (mpi_file_) return ParallelWrite::erase(*this, file_space, dxpl);

@@ -13,6 +13,7 @@
 
 #include "h5sparse/chunk_grid.hpp"
 #include "h5sparse/chunk_threads.hpp"
+#include "h5sparse/decoded_chunk_cache.hpp"
 #include "h5sparse/sparse_layout.hpp"
 #include "handle.hpp"
 #include "native_dataset.hpp"
@@ -87,6 +88,20 @@ class SparseDataset {
   /// many elements as the file selection.
   hid_t memory_space(hid_t mem_space, const Selection& sel) const;
   std::vector<std::uint64_t> extent(hid_t dxpl) const;
+  /// A read of a small part of the chunks it touches (sparse_read.cpp): chunk after chunk on
+  /// this thread, each decoded once and kept in decoded_ for the reads after it.
+  struct ReadTarget {
+    std::uint8_t* dest;         // element `source` of a piece goes to dest[source * element size]
+    const std::uint8_t* fill;   // null: zeros
+    bool streaming;             // streaming stores (stream_store.hpp), fenced by the caller
+    bool callers_memory;        // dest is the caller's buffer (not a staging copy of ours)
+  };
+  void read_through_cache(const Selection& sel, const std::vector<ChunkPiece>& pieces,
+                          const std::vector<std::size_t>& group_starts, const ReadTarget& to, hid_t dxpl) const;
+  /// Any other read (sparse_read.cpp): chunks read on this thread, a window ahead, and decoded
+  /// straight into `dest` on the pool's threads.
+  void read_decoding(const Selection& sel, bool whole, const std::vector<ChunkPiece>& pieces,
+                     const std::vector<std::size_t>& group_starts, const ReadTarget& to, hid_t dxpl) const;
   /// Each chunk's stored size (0: none stored) by linear index in `grid`, from one pass over
   /// the chunk index (sparse_read.cpp).
   std::vector<hsize_t> whole_read_stored_sizes(const ChunkGrid& grid, hid_t dxpl) const;
@@ -120,6 +135,11 @@ class SparseDataset {
   hdf5::Handle file_type_;
   bool fill_never_ = false;  // H5D_FILL_TIME_NEVER: native reads leave unallocated parts alone
   bool mpi_file_ = false;
+  // Decoded chunks of partial reads, within the budget of the dataset access list's chunk
+  // cache (H5Pset_chunk_cache's rdcc_nbytes: HDF5 would spend it on the same chunks, decoded).
+  // Null when that is 0 bytes, on SWMR readers (another process changes the file) and on
+  // MPI-IO files (other ranks do).
+  std::unique_ptr<DecodedChunkCache> decoded_;
   // The collective transfer list of parallel erases. It outlives the call: HDF5 writes the
   // actual I/O mode into the list its API context last used when the call returns.
   hdf5::Handle collective_dxpl_;

@@ -18,6 +18,7 @@
 #include "h5sparse/error.hpp"
 #include "h5sparse/extent_change.hpp"
 #include "native_dataset.hpp"
+#include "sparse_change.hpp"
 #include "sparse_dataset.hpp"
 
 namespace h5sparse::vol {
@@ -38,6 +39,7 @@ struct Saved {
 }  // namespace
 
 void SparseDataset::set_extent(const hsize_t* size, hid_t dxpl) {
+  const SparseChange extent_change;
   check_writable(under_, under_vol_id_, dxpl);
   const std::vector<std::uint64_t> old_dims = extent(dxpl);
   const std::vector<std::uint64_t> new_dims(size, size + old_dims.size());

@@ -18,6 +18,8 @@
 #include "h5sparse/stored_chunk_read.hpp"
 #include "h5sparse/stream_store.hpp"
 #include "memory_selection.hpp"
+#include "native_dataset.hpp"
+#include "sparse_change.hpp"
 #include "sparse_dataset.hpp"
 
 namespace h5sparse::vol {
@@ -31,6 +33,20 @@ constexpr std::size_t kKeptStoredChunkBytes = std::size_t(16) << 20;
 // Chunks read and not yet decoded in a parallel read: enough for the workers to find one ready
 // while this thread reads, few enough to stay in the caches.
 constexpr std::size_t kWindowChunks = 8;
+// A read goes through the decoded-chunk cache when it takes at most a quarter of the elements
+// of the chunks it touches, and touches at most this many: element-wise and small-slice access,
+// where decoding whole chunks again and again is the cost. Larger reads decode in parallel.
+constexpr std::uint64_t kCachedReadMaxChunks = 64;
+constexpr std::uint64_t kCachedReadMaxShare = 4;  // elements read * 4 <= elements of the chunks
+
+// Orders a thread's streamed stores (stream_store.hpp) when it goes: before the call returns,
+// or throws.
+struct StreamFence {
+  bool streaming;
+  ~StreamFence() {
+    if (streaming) stream_fence();
+  }
+};
 
 // One chunk read and waiting to be decoded.
 struct WindowEntry {
@@ -79,20 +95,74 @@ bool SparseDataset::read(hid_t mem_type, hid_t mem_space, hid_t file_space, hid_
   const std::uint8_t* fill = params_.fill.empty() ? nullptr : params_.fill.data();
   // A destination larger than the caches gets streaming stores (stream_store.hpp).
   const bool streaming = std::size_t(n) * es >= kStreamingMinBytes;
-  struct Fence {  // streamed stores are ordered before the call returns, or throws
-    bool streaming;
-    ~Fence() {
-      if (streaming) stream_fence();
-    }
-  } fence{streaming};
+  StreamFence fence{streaming};
+  const ReadTarget target{dest, fill, streaming, offset >= 0};
 
   // Every element in row-major order: each chunk's pieces follow from its position (splitting
   // the selection into 65,536 pieces and grouping them was a fifth of a full read). Otherwise
   // the selection's pieces, grouped by chunk.
   const bool whole = selects_everything(sel.space, sel.grid, n);
   const std::vector<ChunkPiece> pieces = whole ? std::vector<ChunkPiece>() : selection_pieces(sel.space, sel.grid);
-  const std::uint64_t chunks = whole ? sel.grid.chunk_count() : 0;
-  const int threads = chunk_threads_for(whole ? chunks : chunks_of(pieces), n * es);
+  // Chunk k's pieces: from its position (whole reads) or the k-th group of `pieces`.
+  const std::vector<std::size_t> group_starts = whole ? std::vector<std::size_t>() : chunk_group_starts(pieces);
+  const std::uint64_t chunks = whole ? sel.grid.chunk_count() : group_starts.size() - 1;
+  if (!whole && decoded_ && chunks <= kCachedReadMaxChunks &&
+      n * kCachedReadMaxShare <= chunks * params_.layout.element_count()) {
+    read_through_cache(sel, pieces, group_starts, target, dxpl);
+  } else {
+    read_decoding(sel, whole, pieces, group_starts, target, dxpl);
+  }
+  fence.streaming = false;
+  if (streaming) stream_fence();
+  if (offset < 0) scatter_to_memory(mspace, staging.data(), es, static_cast<std::uint8_t*>(buf));
+  return true;
+}
+
+void SparseDataset::read_through_cache(const Selection& sel, const std::vector<ChunkPiece>& pieces,
+                                       const std::vector<std::size_t>& group_starts, const ReadTarget& to,
+                                       hid_t dxpl) const {
+  thread_local StoredChunk kept_stored;  // as the decoding read's window
+  thread_local ChunkReadScratch kept_scratch;
+  struct Trim {
+    ~Trim() {
+      if (kept_stored.bytes.capacity() > kKeptStoredChunkBytes) Bytes().swap(kept_stored.bytes);
+      kept_scratch.trim(kKeptStoredChunkBytes);
+    }
+  } trim;
+  // Taken once, before any chunk is read: a change cannot happen during the read (HDF5 holds
+  // its lock for the whole call), and chunks decoded now are valid at this generation.
+  const std::uint64_t generation = sparse_generation();
+  for (std::size_t k = 0; k + 1 < group_starts.size(); ++k) {
+    const ChunkPiece* first = &pieces[group_starts[k]];
+    const std::size_t length = group_starts[k + 1] - group_starts[k];
+    std::shared_ptr<const DecodedChunk> chunk = decoded_->find(first->chunk, generation);
+    if (!chunk) {
+      const std::vector<std::uint64_t> origin = sel.grid.chunk_origin(first->chunk);
+      auto decoded = std::make_shared<DecodedChunk>();
+      decoded->stored = read_stored_chunk_into(under_, under_vol_id_, {origin.begin(), origin.end()}, dxpl, kept_stored);
+      if (decoded->stored) {
+        try {
+          decoded->chunk = decode_stored_chunk(kept_stored.bytes.data(), kept_stored.bytes.size(),
+                                               kept_stored.filter_mask, params_.layout);
+        } catch (const Error& e) {  // as the decoding read reports it (rethrow_naming_chunk)
+          throw Error(e.code(), where(origin) + ": " + e.what());
+        }
+      }
+      decoded_->insert(first->chunk, decoded, generation);
+      chunk = std::move(decoded);
+    }
+    read_chunk_pieces(chunk->stored ? &chunk->chunk : nullptr, params_.layout, first, length, to.fill, to.dest,
+                      to.streaming, kept_scratch);
+  }
+}
+
+void SparseDataset::read_decoding(const Selection& sel, bool whole, const std::vector<ChunkPiece>& pieces,
+                                  const std::vector<std::size_t>& group_starts, const ReadTarget& to,
+                                  hid_t dxpl) const {
+  const std::size_t es = params_.layout.element_size;
+  const std::uint64_t n = std::uint64_t(sel.npoints);
+  const std::size_t count = whole ? std::size_t(sel.grid.chunk_count()) : group_starts.size() - 1;
+  const int threads = chunk_threads_for(count, n * es);
 
   // Chunks stream through `threads` threads: this thread reads each stored chunk (HDF5) into
   // one of kWindowChunks buffers, and the chunks read are decoded straight into the
@@ -118,9 +188,6 @@ bool SparseDataset::read(hid_t mem_type, hid_t mem_space, hid_t file_space, hid_
       for (ChunkReadScratch& s : kept_scratch) s.trim(kKeptStoredChunkBytes);
     }
   } trim;
-  // Chunk k's pieces: from its position (whole reads) or the k-th group of `pieces`.
-  const std::vector<std::size_t> group_starts = whole ? std::vector<std::size_t>() : chunk_group_starts(pieces);
-  const std::size_t count = whole ? std::size_t(chunks) : group_starts.size() - 1;
   // A whole read takes every chunk's stored size from one pass over the chunk index instead of
   // a size query per chunk (an index probe, and an error stack saved and restored, on this
   // thread, whose HDF5 calls pace the read).
@@ -142,7 +209,7 @@ bool SparseDataset::read(hid_t mem_type, hid_t mem_space, hid_t file_space, hid_
   // (prefault_ahead.hpp): each decode asks for its chunk's span, and a worker also for the
   // span after it (this thread's time goes to the HDF5 reads that pace the others).
   std::optional<PrefaultAhead> ahead;
-  if (streaming && offset >= 0 && threads > 1) ahead.emplace(dest, std::size_t(n) * es);
+  if (to.streaming && to.callers_memory && threads > 1) ahead.emplace(to.dest, std::size_t(n) * es);
   auto decode = [&](std::size_t k, int slot) {
     const WindowEntry& entry = window[k % window_size];
     ChunkReadScratch& thread_scratch = scratch[std::size_t(slot)];
@@ -161,10 +228,10 @@ bool SparseDataset::read(hid_t mem_type, hid_t mem_space, hid_t file_space, hid_
       }
       ahead->advance(hi * es, slot != 0 ? (2 * hi - lo) * es : hi * es);
     }
-    const Fence worker_fence{streaming && slot != 0};  // each thread orders its own streamed stores
+    const StreamFence worker_fence{to.streaming && slot != 0};  // each thread orders its own streamed stores
     read_stored_chunk_pieces(stored ? stored->bytes.data() : nullptr, stored ? stored->bytes.size() : 0,
-                             stored ? stored->filter_mask : 0, params_.layout, first, length, fill, dest, streaming,
-                             thread_scratch);
+                             stored ? stored->filter_mask : 0, params_.layout, first, length, to.fill, to.dest,
+                             to.streaming, thread_scratch);
   };
   std::exception_ptr read_error;
   const std::optional<IndexedFailure> failure = stream_parallel(count, threads, window_size, read_chunk, decode, &read_error);
@@ -173,10 +240,6 @@ bool SparseDataset::read(hid_t mem_type, hid_t mem_space, hid_t file_space, hid_
     rethrow_naming_chunk(*failure, sel.grid.chunk_origin(chunk));
   }
   if (read_error) std::rethrow_exception(read_error);
-  fence.streaming = false;
-  if (streaming) stream_fence();
-  if (offset < 0) scatter_to_memory(mspace, staging.data(), es, static_cast<std::uint8_t*>(buf));
-  return true;
 }
 
 }  // namespace h5sparse::vol

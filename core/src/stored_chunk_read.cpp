@@ -24,30 +24,40 @@ void ChunkReadScratch::trim(std::size_t keep) {
   if (pieces.capacity() * sizeof(ChunkPiece) > keep) std::vector<ChunkPiece>().swap(pieces);
 }
 
+void read_chunk_pieces(const StructuredChunk* chunk, const ChunkLayout& layout, const ChunkPiece* pieces,
+                       std::size_t count, const std::uint8_t* fill, std::uint8_t* dest, bool streaming,
+                       ChunkReadScratch& scratch) {
+  const std::size_t es = layout.element_size;
+  if (chunk == nullptr) {
+    fill_pieces(pieces, count, es, fill, dest, streaming);
+    return;
+  }
+  if (pieces_ascending(pieces, count)) {
+    scatter_chunk(chunk->defined, chunk->values.data(), chunk->values.size(), pieces, count, es, fill, dest, streaming);
+    return;
+  }
+  scratch.dense.resize(std::size_t(layout.element_count()) * es);
+  expand_to_dense(*chunk, layout, fill, scratch.dense.data());
+  for (std::size_t i = 0; i < count; ++i)
+    std::memcpy(dest + pieces[i].source * es, &scratch.dense[pieces[i].in_chunk_start * es], pieces[i].length * es);
+}
+
 void read_stored_chunk_pieces(const std::uint8_t* data, std::size_t size, unsigned filter_mask,
                               const ChunkLayout& layout, const ChunkPiece* pieces, std::size_t count,
                               const std::uint8_t* fill, std::uint8_t* dest, bool streaming,
                               ChunkReadScratch& scratch) {
-  const std::size_t es = layout.element_size;
   if (data == nullptr) {
-    fill_pieces(pieces, count, es, fill, dest, streaming);
+    read_chunk_pieces(nullptr, layout, pieces, count, fill, dest, streaming, scratch);
     return;
   }
-  const bool ascending = pieces_ascending(pieces, count);
-  if (ascending && filter_mask == 0) {  // values scattered straight from the stored bytes when unfiltered
+  if (filter_mask == 0 && pieces_ascending(pieces, count)) {  // values scattered straight from the stored bytes when unfiltered
     const ChunkView view = decode_chunk_view(data, size, layout, &scratch.values);
-    scatter_chunk(view.defined, view.values, view.values_size, pieces, count, es, fill, dest, streaming);
+    scatter_chunk(view.defined, view.values, view.values_size, pieces, count, layout.element_size, fill, dest,
+                  streaming);
     return;
   }
   const StructuredChunk chunk = decode_stored_chunk(data, size, filter_mask, layout);
-  if (ascending) {
-    scatter_chunk(chunk.defined, chunk.values.data(), chunk.values.size(), pieces, count, es, fill, dest, streaming);
-    return;
-  }
-  scratch.dense.resize(std::size_t(layout.element_count()) * es);
-  expand_to_dense(chunk, layout, fill, scratch.dense.data());
-  for (std::size_t i = 0; i < count; ++i)
-    std::memcpy(dest + pieces[i].source * es, &scratch.dense[pieces[i].in_chunk_start * es], pieces[i].length * es);
+  read_chunk_pieces(&chunk, layout, pieces, count, fill, dest, streaming, scratch);
 }
 
 }  // namespace h5sparse

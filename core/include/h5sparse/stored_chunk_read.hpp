@@ -28,6 +28,12 @@ struct ChunkReadScratch {
   void trim(std::size_t keep);
 };
 
+/// Writes one chunk's pieces of a read into `dest` (as read_stored_chunk_pieces) from its
+/// structured chunk, decoded already (`chunk` null: nothing stored, all fill).
+void read_chunk_pieces(const StructuredChunk* chunk, const ChunkLayout& layout, const ChunkPiece* pieces,
+                       std::size_t count, const std::uint8_t* fill, std::uint8_t* dest, bool streaming,
+                       ChunkReadScratch& scratch);
+
 /// Writes one chunk's pieces of a read into `dest` (as scatter_chunk: piece.source indexes
 /// `dest` in elements): the defined values of the chunk stored as `data` (`size` bytes, with
 /// `filter_mask`), the fill value elsewhere; `data` null: nothing stored, all fill. The pieces

@@ -1,0 +1,62 @@
+// Decoded structured chunks kept between reads, so that reading a chunk element by element
+// (a loop of `dset[i, j]`, a row at a time) decodes it once, as HDF5's chunk cache does for a
+// dense chunk. An LRU of whole chunks bounded in bytes; entries are immutable and shared, so a
+// reader keeps using one that is evicted meanwhile.
+//
+// Coherence is by generation, not by tracking what a change touched: the caller passes the
+// generation of the data it may see (a counter every change of any sparse dataset advances,
+// sparse_change.hpp), and a cache that filled at another generation forgets everything first.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+
+#include "h5sparse/structured_chunk.hpp"
+
+namespace h5sparse {
+
+/// One chunk as a read needs it: its structured chunk, or nothing stored (all fill).
+struct DecodedChunk {
+  bool stored = false;
+  StructuredChunk chunk;  ///< empty when !stored
+  /// What the entry counts against the cache's budget: values and bitmap.
+  std::size_t bytes() const noexcept;
+};
+
+class DecodedChunkCache {
+ public:
+  /// `budget`: the bytes of decoded chunks kept at most (0: nothing is kept).
+  explicit DecodedChunkCache(std::size_t budget) noexcept : budget_(budget) {}
+
+  /// The chunk with this key cached at `generation`, or null.
+  std::shared_ptr<const DecodedChunk> find(std::uint64_t key, std::uint64_t generation);
+  /// Keeps `chunk` (decoded at `generation`) as the most recently used, evicting the least
+  /// recently used beyond the budget; a chunk larger than the budget is not kept.
+  void insert(std::uint64_t key, std::shared_ptr<const DecodedChunk> chunk, std::uint64_t generation);
+  void clear();
+
+  std::size_t budget() const noexcept { return budget_; }
+  std::size_t bytes() const;
+  std::size_t size() const;
+
+ private:
+  struct Entry {
+    std::uint64_t key;
+    std::shared_ptr<const DecodedChunk> chunk;
+  };
+  void forget_if_stale(std::uint64_t generation);  // under mutex_
+  void evict_to(std::size_t limit);                // under mutex_
+
+  const std::size_t budget_;
+  mutable std::mutex mutex_;
+  std::uint64_t generation_ = 0;
+  std::size_t bytes_ = 0;
+  std::list<Entry> lru_;  // most recently used first
+  std::unordered_map<std::uint64_t, std::list<Entry>::iterator> index_;
+};
+
+}  // namespace h5sparse

@@ -1,0 +1,70 @@
+#include "h5sparse/decoded_chunk_cache.hpp"
+
+namespace h5sparse {
+
+std::size_t DecodedChunk::bytes() const noexcept {
+  // The bitmap's words, the values, and a fixed cost so that cached empty chunks count too.
+  return sizeof(DecodedChunk) + std::size_t((chunk.defined.element_count() + 63) / 64) * 8 + chunk.values.size();
+}
+
+void DecodedChunkCache::forget_if_stale(std::uint64_t generation) {
+  if (generation == generation_) return;
+  lru_.clear();
+  index_.clear();
+  bytes_ = 0;
+  generation_ = generation;
+}
+
+void DecodedChunkCache::evict_to(std::size_t limit) {
+  while (bytes_ > limit && !lru_.empty()) {
+    bytes_ -= lru_.back().chunk->bytes();
+    index_.erase(lru_.back().key);
+    lru_.pop_back();
+  }
+}
+
+std::shared_ptr<const DecodedChunk> DecodedChunkCache::find(std::uint64_t key, std::uint64_t generation) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  forget_if_stale(generation);
+  const auto it = index_.find(key);
+  if (it == index_.end()) return nullptr;
+  lru_.splice(lru_.begin(), lru_, it->second);
+  return it->second->chunk;
+}
+
+void DecodedChunkCache::insert(std::uint64_t key, std::shared_ptr<const DecodedChunk> chunk,
+                               std::uint64_t generation) {
+  if (!chunk) return;
+  const std::size_t size = chunk->bytes();
+  std::lock_guard<std::mutex> lock(mutex_);
+  forget_if_stale(generation);
+  if (const auto it = index_.find(key); it != index_.end()) {
+    bytes_ -= it->second->chunk->bytes();
+    lru_.erase(it->second);
+    index_.erase(it);
+  }
+  if (size > budget_) return;
+  evict_to(budget_ - size);
+  lru_.push_front(Entry{key, std::move(chunk)});
+  index_.emplace(key, lru_.begin());
+  bytes_ += size;
+}
+
+void DecodedChunkCache::clear() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  lru_.clear();
+  index_.clear();
+  bytes_ = 0;
+}
+
+std::size_t DecodedChunkCache::bytes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return bytes_;
+}
+
+std::size_t DecodedChunkCache::size() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return lru_.size();
+}
+
+}  // namespace h5sparse
