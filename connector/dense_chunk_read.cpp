@@ -64,7 +64,7 @@ bool DenseBloscDataset::read(hid_t mem_type, hid_t mem_space, hid_t file_space, 
   struct Trim {
     ~Trim() {
       for (WindowEntry& e : kept_window)
-        if (e.stored.bytes.capacity() > kKeptBytes) Bytes().swap(e.stored.bytes);
+        if (e.stored.bytes.capacity() > kKeptBytes) RawBytes().swap(e.stored.bytes);
       for (Bytes& b : kept_chunks)
         if (b.capacity() > kKeptBytes) Bytes().swap(b);
     }

@@ -43,7 +43,7 @@ unsigned file_intent(void* under, hid_t under_vol_id, hid_t dxpl);
 
 /// A chunk as the native connector stores it.
 struct StoredChunk {
-  Bytes bytes;
+  RawBytes bytes;  // read into whole: not zeroed when it grows
   unsigned filter_mask = 0;  ///< bit i: filter i of the dataset's pipeline was skipped
   haddr_t addr = HADDR_UNDEF;
 };

@@ -125,7 +125,7 @@ void SparseDataset::read_through_cache(const Selection& sel, const std::vector<C
   thread_local ChunkReadScratch kept_scratch;
   struct Trim {
     ~Trim() {
-      if (kept_stored.bytes.capacity() > kKeptStoredChunkBytes) Bytes().swap(kept_stored.bytes);
+      if (kept_stored.bytes.capacity() > kKeptStoredChunkBytes) RawBytes().swap(kept_stored.bytes);
       kept_scratch.trim(kKeptStoredChunkBytes);
     }
   } trim;
@@ -141,18 +141,24 @@ void SparseDataset::read_through_cache(const Selection& sel, const std::vector<C
       auto decoded = std::make_shared<DecodedChunk>();
       decoded->stored = read_stored_chunk_into(under_, under_vol_id_, {origin.begin(), origin.end()}, dxpl, kept_stored);
       if (decoded->stored) {
+        // The stored bytes move into the entry (an unfiltered values section is used where it
+        // lies: no copy), and come back to be reused when a filter put the values elsewhere.
+        decoded->stored_bytes = std::move(kept_stored.bytes);
         try {
-          decoded->chunk = decode_stored_chunk(kept_stored.bytes.data(), kept_stored.bytes.size(),
-                                               kept_stored.filter_mask, params_.layout);
+          decoded->view = decode_stored_view(decoded->stored_bytes.data(), decoded->stored_bytes.size(),
+                                             kept_stored.filter_mask, params_.layout);
         } catch (const Error& e) {  // as the decoding read reports it (rethrow_naming_chunk)
           throw Error(e.code(), where(origin) + ": " + e.what());
         }
+        if (decoded->view.values_size == 0 || decoded->view.values == decoded->view.owned.data())
+          kept_stored.bytes = std::move(decoded->stored_bytes);
+        decoded->word_ranks = defined_before_words(decoded->view.defined);
       }
       decoded_->insert(first->chunk, decoded, generation);
       chunk = std::move(decoded);
     }
-    read_chunk_pieces(chunk->stored ? &chunk->chunk : nullptr, params_.layout, first, length, to.fill, to.dest,
-                      to.streaming, kept_scratch);
+    read_chunk_pieces(chunk->stored ? &chunk->view : nullptr, params_.layout, first, length, to.fill, to.dest,
+                      to.streaming, kept_scratch, chunk->stored ? chunk->word_ranks.data() : nullptr);
   }
 }
 
@@ -184,7 +190,7 @@ void SparseDataset::read_decoding(const Selection& sel, bool whole, const std::v
   struct Trim {  // ...unless they grew large
     ~Trim() {
       for (WindowEntry& e : kept_window)
-        if (e.stored.bytes.capacity() > kKeptStoredChunkBytes) Bytes().swap(e.stored.bytes);
+        if (e.stored.bytes.capacity() > kKeptStoredChunkBytes) RawBytes().swap(e.stored.bytes);
       for (ChunkReadScratch& s : kept_scratch) s.trim(kKeptStoredChunkBytes);
     }
   } trim;

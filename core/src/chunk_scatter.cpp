@@ -58,6 +58,22 @@ std::uint64_t count_defined(const std::uint64_t* words, std::uint64_t from, std:
 
 std::uint64_t low_bits(unsigned span) { return span >= 64 ? ~std::uint64_t(0) : (std::uint64_t(1) << span) - 1; }
 
+// A chunk's bitmap, with the defined count before each word when the caller has it (a cached
+// chunk's: a piece deep in the chunk then finds its first value without counting every word
+// before it, which was a third of a point read).
+struct DefinedBits {
+  const std::uint64_t* words;
+  const std::uint32_t* ranks;  // null: counted
+
+  std::uint64_t before(std::uint64_t i) const {  // with ranks: defined elements below i
+    const std::uint64_t w = i >> 6;
+    return (i & 63) == 0 ? ranks[w] : ranks[w] + popcount64(words[w] & low_bits(unsigned(i & 63)));
+  }
+  std::uint64_t between(std::uint64_t from, std::uint64_t to) const {
+    return ranks ? before(to) - before(from) : count_defined(words, from, to);
+  }
+};
+
 #ifdef H5SPARSE_X86_KERNELS
 // Expanding 8 elements of 4 bytes (or 4 of 8) from the next values by a mask byte (nibble):
 // byte j of an entry is 0x80 | the lane of element j's value among the next 8 lanes when
@@ -154,10 +170,11 @@ __attribute__((target("avx2,popcnt"))) const std::uint8_t* expand_words(const st
 // of empty ones filled, mixed words filled and then given their defined values. With Stream
 // the destination gets streaming stores only (a mixed word is assembled in a local buffer).
 template <std::size_t W, bool Stream>
-void scatter_pieces(const std::uint64_t* words, const std::uint8_t* values, std::size_t values_size,
+void scatter_pieces(DefinedBits bits, const std::uint8_t* values, std::size_t values_size,
                     const ChunkPiece* pieces, std::size_t count, std::size_t es, const std::uint8_t* fill,
                     std::uint8_t* dest, bool vectors) {
   static_assert(!Stream || W != 0, "streaming needs a fixed element width");
+  const std::uint64_t* const words = bits.words;
   const std::size_t width = W ? W : es;
   auto put_fill = [&](std::uint8_t* at, std::uint64_t n) {
     if constexpr (Stream) stream_fill(at, n, fill, width);
@@ -188,7 +205,7 @@ void scatter_pieces(const std::uint64_t* words, const std::uint8_t* values, std:
   for (std::size_t p = 0; p < count; ++p) {
     const ChunkPiece& piece = pieces[p];
     const std::uint64_t start = piece.in_chunk_start, end = start + piece.length;
-    v += count_defined(words, position, start) * width;
+    v += bits.between(position, start) * width;
     std::uint8_t* out = dest + piece.source * width;  // the piece's first element
     for (std::uint64_t i = start; i < end;) {
       unsigned span = 0;
@@ -254,7 +271,7 @@ void scatter_pieces(const std::uint64_t* words, const std::uint8_t* values, std:
 }
 
 template <bool Stream>
-void scatter_fixed(const std::uint64_t* words, const std::uint8_t* values, std::size_t values_size,
+void scatter_fixed(DefinedBits words, const std::uint8_t* values, std::size_t values_size,
                    const ChunkPiece* pieces, std::size_t count, std::size_t es, const std::uint8_t* fill,
                    std::uint8_t* dest, bool vectors) {
   switch (es) {
@@ -268,10 +285,22 @@ void scatter_fixed(const std::uint64_t* words, const std::uint8_t* values, std::
 
 }  // namespace
 
+std::vector<std::uint32_t> defined_before_words(const ChunkSelection& defined) {
+  const std::vector<std::uint64_t>& words = defined.words();
+  std::vector<std::uint32_t> ranks(words.size() + 1);
+  std::uint64_t n = 0;
+  for (std::size_t w = 0; w < words.size(); ++w) {
+    ranks[w] = std::uint32_t(n);
+    n += popcount64(words[w]);
+  }
+  ranks[words.size()] = std::uint32_t(n);
+  return ranks;
+}
+
 void scatter_chunk(const ChunkSelection& defined, const std::uint8_t* values, std::size_t values_size,
                    const ChunkPiece* pieces, std::size_t count, std::size_t element_size, const std::uint8_t* fill,
-                   std::uint8_t* dest, bool streaming) {
-  const std::uint64_t* words = defined.words().data();
+                   std::uint8_t* dest, bool streaming, const std::uint32_t* word_ranks) {
+  const DefinedBits words{defined.words().data(), word_ranks};
   // The vector kernel for whole mixed words when the chunk averages 4 defined elements a word
   // (density 1/16) or more.
   const bool vectors = element_size && values_size / element_size * 16 >= defined.element_count();

@@ -3,8 +3,9 @@
 namespace h5sparse {
 
 std::size_t DecodedChunk::bytes() const noexcept {
-  // The bitmap's words, the values, and a fixed cost so that cached empty chunks count too.
-  return sizeof(DecodedChunk) + std::size_t((chunk.defined.element_count() + 63) / 64) * 8 + chunk.values.size();
+  // The bitmap's words, the values, the ranks, and a fixed cost so that cached empty chunks count too.
+  return sizeof(DecodedChunk) + std::size_t((view.defined.element_count() + 63) / 64) * 8 + view.owned.size() +
+         stored_bytes.size() + word_ranks.size() * sizeof(std::uint32_t);
 }
 
 void DecodedChunkCache::forget_if_stale(std::uint64_t generation) {

@@ -24,20 +24,37 @@ void ChunkReadScratch::trim(std::size_t keep) {
   if (pieces.capacity() * sizeof(ChunkPiece) > keep) std::vector<ChunkPiece>().swap(pieces);
 }
 
-void read_chunk_pieces(const StructuredChunk* chunk, const ChunkLayout& layout, const ChunkPiece* pieces,
+ChunkView decode_stored_view(const std::uint8_t* data, std::size_t size, unsigned filter_mask,
+                             const ChunkLayout& layout, std::array<Bytes, 2>* values_scratch) {
+  if ((filter_mask & 1) == 0) return decode_chunk_view(data, size, layout, values_scratch);
+  StructuredChunk dense = decode_stored_chunk(data, size, filter_mask, layout);
+  ChunkView view;
+  view.defined = std::move(dense.defined);
+  view.owned = std::move(dense.values);
+  view.values = view.owned.data();
+  view.values_size = view.owned.size();
+  return view;
+}
+
+void read_chunk_pieces(const ChunkView* chunk, const ChunkLayout& layout, const ChunkPiece* pieces,
                        std::size_t count, const std::uint8_t* fill, std::uint8_t* dest, bool streaming,
-                       ChunkReadScratch& scratch) {
+                       ChunkReadScratch& scratch, const std::uint32_t* word_ranks) {
   const std::size_t es = layout.element_size;
   if (chunk == nullptr) {
     fill_pieces(pieces, count, es, fill, dest, streaming);
     return;
   }
   if (pieces_ascending(pieces, count)) {
-    scatter_chunk(chunk->defined, chunk->values.data(), chunk->values.size(), pieces, count, es, fill, dest, streaming);
+    scatter_chunk(chunk->defined, chunk->values, chunk->values_size, pieces, count, es, fill, dest, streaming,
+                  word_ranks);
     return;
   }
-  scratch.dense.resize(std::size_t(layout.element_count()) * es);
-  expand_to_dense(*chunk, layout, fill, scratch.dense.data());
+  // Pieces in any order (points): the whole chunk expanded once, then copied piece by piece.
+  const std::uint64_t n = layout.element_count();
+  scratch.dense.resize(std::size_t(n) * es);
+  const ChunkPiece whole{0, 0, n, 0};
+  scatter_chunk(chunk->defined, chunk->values, chunk->values_size, &whole, 1, es, fill, scratch.dense.data(), false,
+                word_ranks);
   for (std::size_t i = 0; i < count; ++i)
     std::memcpy(dest + pieces[i].source * es, &scratch.dense[pieces[i].in_chunk_start * es], pieces[i].length * es);
 }
@@ -50,14 +67,9 @@ void read_stored_chunk_pieces(const std::uint8_t* data, std::size_t size, unsign
     read_chunk_pieces(nullptr, layout, pieces, count, fill, dest, streaming, scratch);
     return;
   }
-  if (filter_mask == 0 && pieces_ascending(pieces, count)) {  // values scattered straight from the stored bytes when unfiltered
-    const ChunkView view = decode_chunk_view(data, size, layout, &scratch.values);
-    scatter_chunk(view.defined, view.values, view.values_size, pieces, count, layout.element_size, fill, dest,
-                  streaming);
-    return;
-  }
-  const StructuredChunk chunk = decode_stored_chunk(data, size, filter_mask, layout);
-  read_chunk_pieces(&chunk, layout, pieces, count, fill, dest, streaming, scratch);
+  // Values scattered straight from the stored bytes when their section is unfiltered.
+  const ChunkView view = decode_stored_view(data, size, filter_mask, layout, &scratch.values);
+  read_chunk_pieces(&view, layout, pieces, count, fill, dest, streaming, scratch);
 }
 
 }  // namespace h5sparse

@@ -14,7 +14,7 @@ using namespace h5sparse;
 
 namespace {
 
-void check_scatter(std::size_t es, double density, std::uint32_t seed, bool streaming) {
+void check_scatter(std::size_t es, double density, std::uint32_t seed, bool streaming, bool ranked) {
   std::mt19937_64 rng(seed);
   ChunkLayout layout;
   layout.dims = {300};
@@ -42,11 +42,13 @@ void check_scatter(std::size_t es, double density, std::uint32_t seed, bool stre
   // Every element must be written; a misaligned start puts streamed 16-byte blocks across elements.
   std::vector<std::uint8_t> storage(source * es + 16, 0xEE);
   std::uint8_t* out = storage.data() + seed % 16;
-  scatter_chunk(chunk.defined, chunk.values.data(), chunk.values.size(), pieces.data(), pieces.size(), es, fill.data(), out, streaming);
+  const std::vector<std::uint32_t> ranks = defined_before_words(chunk.defined);
+  scatter_chunk(chunk.defined, chunk.values.data(), chunk.values.size(), pieces.data(), pieces.size(), es, fill.data(),
+                out, streaming, ranked ? ranks.data() : nullptr);
   if (streaming) stream_fence();
   for (const ChunkPiece& p : pieces)
     ASSERT_EQ(std::memcmp(&out[p.source * es], &dense[p.in_chunk_start * es], p.length * es), 0)
-        << "es " << es << " density " << density << " piece at " << p.in_chunk_start;
+        << "es " << es << " density " << density << " piece at " << p.in_chunk_start << " ranked " << ranked;
 }
 
 }  // namespace
@@ -55,7 +57,15 @@ TEST(ChunkScatter, MatchesDenseExpansion) {
   for (std::size_t es : {1u, 2u, 3u, 4u, 8u, 12u})
     for (double density : {0.0, 0.01, 0.3, 0.9, 1.0})
       for (std::uint32_t seed = 0; seed < 20; ++seed)
-        for (bool streaming : {false, true}) check_scatter(es, density, seed, streaming);
+        for (bool streaming : {false, true})
+          for (bool ranked : {false, true}) check_scatter(es, density, seed, streaming, ranked);
+}
+
+TEST(ChunkScatter, DefinedBeforeWordsCountsEachWordsPredecessors) {
+  ChunkSelection s(200);  // 4 words, the last one partial
+  for (std::uint64_t i : {0u, 5u, 63u, 64u, 130u, 199u}) s.set(i);
+  EXPECT_EQ(defined_before_words(s), (std::vector<std::uint32_t>{0, 3, 4, 5, 6}));
+  EXPECT_EQ(defined_before_words(ChunkSelection(64)), (std::vector<std::uint32_t>{0, 0}));
 }
 
 TEST(ChunkScatter, FillPiecesWritesEveryElementOfThePieces) {

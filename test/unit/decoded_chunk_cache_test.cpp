@@ -14,9 +14,11 @@ namespace {
 std::shared_ptr<const DecodedChunk> chunk_of(std::uint64_t elements, std::uint64_t defined) {
   auto d = std::make_shared<DecodedChunk>();
   d->stored = defined > 0;
-  d->chunk.defined = ChunkSelection(elements);
-  for (std::uint64_t i = 0; i < defined; ++i) d->chunk.defined.set(i);
-  d->chunk.values.assign(std::size_t(defined) * 4, std::uint8_t(defined));
+  d->view.defined = ChunkSelection(elements);
+  for (std::uint64_t i = 0; i < defined; ++i) d->view.defined.set(i);
+  d->view.owned.assign(std::size_t(defined) * 4, std::uint8_t(defined));
+  d->view.values = d->view.owned.data();
+  d->view.values_size = d->view.owned.size();
   return d;
 }
 
@@ -98,6 +100,6 @@ TEST(DecodedChunkCache, AnEntryHandedOutOutlivesItsEviction) {
   cache.insert(2, chunk_of(256, 200), 1);  // evicts 1
   EXPECT_EQ(cache.find(1, 1), nullptr);
   ASSERT_NE(held, nullptr);
-  EXPECT_EQ(held->chunk.values.size(), 800u);
-  EXPECT_EQ(held->chunk.values[0], 200);
+  EXPECT_EQ(held->view.values_size, 800u);
+  EXPECT_EQ(held->view.values[0], 200);
 }

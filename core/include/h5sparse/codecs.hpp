@@ -8,12 +8,40 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <new>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace h5sparse {
 
 using Bytes = std::vector<std::uint8_t>;
+
+/// std::allocator, except that growing a vector leaves the new elements uninitialised: for
+/// buffers written whole right after they grow (a stored chunk read into), whose zeroing is
+/// pure cost.
+template <typename T>
+struct UninitialisedAllocator : std::allocator<T> {
+  template <typename U>
+  struct rebind {
+    using other = UninitialisedAllocator<U>;
+  };
+  UninitialisedAllocator() = default;
+  template <typename U>
+  UninitialisedAllocator(const UninitialisedAllocator<U>&) noexcept {}
+  template <typename U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+
+/// Bytes that `resize` does not zero (UninitialisedAllocator).
+using RawBytes = std::vector<std::uint8_t, UninitialisedAllocator<std::uint8_t>>;
 
 /// Bytes someone else owns (a Bytes, or part of a larger buffer).
 struct ByteView {
@@ -21,6 +49,7 @@ struct ByteView {
   std::size_t size;
   ByteView(const std::uint8_t* bytes, std::size_t count) : data(bytes), size(count) {}
   ByteView(const Bytes& bytes) : data(bytes.data()), size(bytes.size()) {}  // NOLINT: implicit by design
+  ByteView(const RawBytes& bytes) : data(bytes.data()), size(bytes.size()) {}  // NOLINT: implicit by design
 };
 
 // --- shuffle -------------------------------------------------------------------------------

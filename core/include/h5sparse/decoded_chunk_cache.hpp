@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <unordered_map>
+#include <vector>
 
 #include "h5sparse/structured_chunk.hpp"
 
@@ -22,8 +23,11 @@ namespace h5sparse {
 /// One chunk as a read needs it: its structured chunk, or nothing stored (all fill).
 struct DecodedChunk {
   bool stored = false;
-  StructuredChunk chunk;  ///< empty when !stored
-  /// What the entry counts against the cache's budget: values and bitmap.
+  ChunkView view;                         ///< when stored; values in view.owned or stored_bytes
+  RawBytes stored_bytes;                  ///< the stored chunk, kept when the values lie in it
+  std::vector<std::uint32_t> word_ranks;  ///< defined_before_words(view.defined) (chunk_scatter.hpp)
+  /// What the entry counts against the cache's budget: bitmap, values (or the stored chunk
+  /// holding them) and ranks.
   std::size_t bytes() const noexcept;
 };
 

@@ -28,11 +28,17 @@ struct ChunkReadScratch {
   void trim(std::size_t keep);
 };
 
-/// Writes one chunk's pieces of a read into `dest` (as read_stored_chunk_pieces) from its
-/// structured chunk, decoded already (`chunk` null: nothing stored, all fill).
-void read_chunk_pieces(const StructuredChunk* chunk, const ChunkLayout& layout, const ChunkPiece* pieces,
+/// decode_stored_chunk without copying an unfiltered values section (as decode_chunk_view,
+/// whose rules for `data` and `values_scratch` apply).
+ChunkView decode_stored_view(const std::uint8_t* data, std::size_t size, unsigned filter_mask,
+                             const ChunkLayout& layout, std::array<Bytes, 2>* values_scratch = nullptr);
+
+/// Writes one chunk's pieces of a read into `dest` (as read_stored_chunk_pieces) from the
+/// chunk decoded already (`chunk` null: nothing stored, all fill). `word_ranks`: as
+/// scatter_chunk's.
+void read_chunk_pieces(const ChunkView* chunk, const ChunkLayout& layout, const ChunkPiece* pieces,
                        std::size_t count, const std::uint8_t* fill, std::uint8_t* dest, bool streaming,
-                       ChunkReadScratch& scratch);
+                       ChunkReadScratch& scratch, const std::uint32_t* word_ranks = nullptr);
 
 /// Writes one chunk's pieces of a read into `dest` (as scatter_chunk: piece.source indexes
 /// `dest` in elements): the defined values of the chunk stored as `data` (`size` bytes, with

@@ -85,6 +85,7 @@ StructuredChunk decode_chunk(const std::uint8_t* data, std::size_t size, const C
 struct ChunkView {
   ChunkView() = default;
   ChunkView(ChunkView&&) = default;             // moving keeps `owned`'s buffer, so `values` stays valid
+  ChunkView& operator=(ChunkView&&) = default;
   ChunkView(const ChunkView&) = delete;         // a copy's `values` would point into the original
   ChunkView& operator=(const ChunkView&) = delete;
   ChunkSelection defined;
