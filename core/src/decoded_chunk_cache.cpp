@@ -8,18 +8,21 @@ std::size_t DecodedChunk::bytes() const noexcept {
          stored_bytes.size() + word_ranks.size() * sizeof(std::uint32_t);
 }
 
-void DecodedChunkCache::forget_if_stale(std::uint64_t generation) {
+void DecodedChunkCache::forget_if_stale(std::uint64_t generation, Dropped* dropped) {
   if (generation == generation_) return;
+  if (dropped)
+    for (Entry& e : lru_) dropped->push_back(std::move(e.chunk));
   lru_.clear();
   index_.clear();
   bytes_ = 0;
   generation_ = generation;
 }
 
-void DecodedChunkCache::evict_to(std::size_t limit) {
+void DecodedChunkCache::evict_to(std::size_t limit, Dropped* dropped) {
   while (bytes_ > limit && !lru_.empty()) {
     bytes_ -= lru_.back().chunk->bytes();
     index_.erase(lru_.back().key);
+    if (dropped) dropped->push_back(std::move(lru_.back().chunk));
     lru_.pop_back();
   }
 }
@@ -34,18 +37,22 @@ std::shared_ptr<const DecodedChunk> DecodedChunkCache::find(std::uint64_t key, s
 }
 
 void DecodedChunkCache::insert(std::uint64_t key, std::shared_ptr<const DecodedChunk> chunk,
-                               std::uint64_t generation) {
+                               std::uint64_t generation, Dropped* dropped) {
   if (!chunk) return;
   const std::size_t size = chunk->bytes();
   std::lock_guard<std::mutex> lock(mutex_);
-  forget_if_stale(generation);
+  forget_if_stale(generation, dropped);
   if (const auto it = index_.find(key); it != index_.end()) {
     bytes_ -= it->second->chunk->bytes();
+    if (dropped) dropped->push_back(std::move(it->second->chunk));
     lru_.erase(it->second);
     index_.erase(it);
   }
-  if (size > budget_) return;
-  evict_to(budget_ - size);
+  if (size > budget_) {
+    if (dropped) dropped->push_back(std::move(chunk));
+    return;
+  }
+  evict_to(budget_ - size, dropped);
   lru_.push_front(Entry{key, std::move(chunk)});
   index_.emplace(key, lru_.begin());
   bytes_ += size;

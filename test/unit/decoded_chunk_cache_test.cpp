@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <vector>
 
 using namespace h5sparse;
 
@@ -102,4 +103,30 @@ TEST(DecodedChunkCache, AnEntryHandedOutOutlivesItsEviction) {
   ASSERT_NE(held, nullptr);
   EXPECT_EQ(held->view.values_size, 800u);
   EXPECT_EQ(held->view.values[0], 200);
+}
+
+TEST(DecodedChunkCache, HandsBackEveryEntryThatLeaves) {
+  const auto a = chunk_of(64, 16), b = chunk_of(64, 16), c = chunk_of(64, 16);
+  DecodedChunkCache cache(2 * a->bytes());
+  std::vector<std::shared_ptr<const DecodedChunk>> dropped;
+  cache.insert(1, a, 1, &dropped);
+  cache.insert(2, b, 1, &dropped);
+  EXPECT_TRUE(dropped.empty());
+  cache.insert(3, c, 1, &dropped);  // evicts 1
+  ASSERT_EQ(dropped.size(), 1u);
+  EXPECT_EQ(dropped[0], a);
+  dropped.clear();
+  const auto c2 = chunk_of(64, 16);
+  cache.insert(3, c2, 1, &dropped);  // replaces 3
+  ASSERT_EQ(dropped.size(), 1u);
+  EXPECT_EQ(dropped[0], c);
+  dropped.clear();
+  const auto big = chunk_of(1024, 1024);
+  cache.insert(4, big, 1, &dropped);  // not kept: handed back at once
+  ASSERT_EQ(dropped.size(), 1u);
+  EXPECT_EQ(dropped[0], big);
+  dropped.clear();
+  cache.insert(5, chunk_of(64, 1), 2, &dropped);  // a change happened: 2 and 3 go
+  EXPECT_EQ(dropped.size(), 2u);
+  EXPECT_EQ(cache.size(), 1u);
 }

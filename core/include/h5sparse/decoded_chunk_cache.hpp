@@ -39,8 +39,11 @@ class DecodedChunkCache {
   /// The chunk with this key cached at `generation`, or null.
   std::shared_ptr<const DecodedChunk> find(std::uint64_t key, std::uint64_t generation);
   /// Keeps `chunk` (decoded at `generation`) as the most recently used, evicting the least
-  /// recently used beyond the budget; a chunk larger than the budget is not kept.
-  void insert(std::uint64_t key, std::shared_ptr<const DecodedChunk> chunk, std::uint64_t generation);
+  /// recently used beyond the budget; a chunk larger than the budget is not kept. With
+  /// `dropped`, the entries that left the cache are appended to it (their buffers can be
+  /// reused once nobody else holds them).
+  void insert(std::uint64_t key, std::shared_ptr<const DecodedChunk> chunk, std::uint64_t generation,
+              std::vector<std::shared_ptr<const DecodedChunk>>* dropped = nullptr);
   void clear();
 
   std::size_t budget() const noexcept { return budget_; }
@@ -52,8 +55,9 @@ class DecodedChunkCache {
     std::uint64_t key;
     std::shared_ptr<const DecodedChunk> chunk;
   };
-  void forget_if_stale(std::uint64_t generation);  // under mutex_
-  void evict_to(std::size_t limit);                // under mutex_
+  using Dropped = std::vector<std::shared_ptr<const DecodedChunk>>;
+  void forget_if_stale(std::uint64_t generation, Dropped* dropped = nullptr);  // under mutex_
+  void evict_to(std::size_t limit, Dropped* dropped);                         // under mutex_
 
   const std::size_t budget_;
   mutable std::mutex mutex_;
