@@ -3,9 +3,10 @@
 namespace h5sparse {
 
 std::size_t DecodedChunk::bytes() const noexcept {
-  // The bitmap's words, the values, the ranks, and a fixed cost so that cached empty chunks count too.
-  return sizeof(DecodedChunk) + std::size_t((view.defined.element_count() + 63) / 64) * 8 + view.owned.size() +
-         stored_bytes.size() + word_ranks.size() * sizeof(std::uint32_t);
+  // The buffers as allocated (a reused read buffer may be larger than the chunk in it), and a
+  // fixed cost so that cached empty chunks count too.
+  return sizeof(DecodedChunk) + std::size_t((view.defined.element_count() + 63) / 64) * 8 + view.owned.capacity() +
+         stored_bytes.capacity() + word_ranks.capacity() * sizeof(std::uint32_t);
 }
 
 void DecodedChunkCache::forget_if_stale(std::uint64_t generation, Dropped* dropped) {

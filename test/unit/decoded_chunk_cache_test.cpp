@@ -29,6 +29,10 @@ TEST(DecodedChunkCache, BytesCountValuesAndBitmap) {
   const auto a = chunk_of(640, 100), b = chunk_of(640, 0);
   EXPECT_EQ(a->bytes() - b->bytes(), 400u);               // the values
   EXPECT_EQ(b->bytes(), sizeof(DecodedChunk) + 10 * 8);  // an empty chunk still counts
+  DecodedChunk reused;  // a read buffer reused for a smaller chunk counts as allocated
+  reused.stored_bytes.reserve(4096);
+  reused.stored_bytes.resize(10);
+  EXPECT_EQ(reused.bytes() - DecodedChunk().bytes(), 4096u);
 }
 
 TEST(DecodedChunkCache, FindsWhatWasInsertedAtTheSameGeneration) {
