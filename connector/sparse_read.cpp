@@ -137,6 +137,18 @@ void SparseDataset::read_through_cache(const Selection& sel, const std::vector<C
     const ChunkPiece* first = &pieces[group_starts[k]];
     const std::size_t length = group_starts[k + 1] - group_starts[k];
     std::shared_ptr<const DecodedChunk> chunk = decoded_->find(first->chunk, generation);
+    if (!chunk && !decoded_->admit(first->chunk)) {  // decoded as without the cache
+      const std::vector<std::uint64_t> origin = sel.grid.chunk_origin(first->chunk);
+      const bool stored = read_stored_chunk_into(under_, under_vol_id_, {origin.begin(), origin.end()}, dxpl, kept_stored);
+      try {
+        read_stored_chunk_pieces(stored ? kept_stored.bytes.data() : nullptr, stored ? kept_stored.bytes.size() : 0,
+                                 kept_stored.filter_mask, params_.layout, first, length, to.fill, to.dest,
+                                 to.streaming, kept_scratch);
+      } catch (const Error& e) {  // as the decoding read reports it (rethrow_naming_chunk)
+        throw Error(e.code(), where(origin) + ": " + e.what());
+      }
+      continue;
+    }
     if (!chunk) {
       const std::vector<std::uint64_t> origin = sel.grid.chunk_origin(first->chunk);
       auto decoded = std::make_shared<DecodedChunk>();

@@ -37,6 +37,19 @@ std::shared_ptr<const DecodedChunk> DecodedChunkCache::find(std::uint64_t key, s
   return it->second->chunk;
 }
 
+bool DecodedChunkCache::admit(std::uint64_t key) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (budget_ == 0) return false;
+  for (std::uint64_t& k : recent_misses_)
+    if (k == key + 1) {
+      k = 0;
+      return true;
+    }
+  recent_misses_[next_miss_] = key + 1;
+  next_miss_ = (next_miss_ + 1) % kRecentMisses;
+  return false;
+}
+
 void DecodedChunkCache::insert(std::uint64_t key, std::shared_ptr<const DecodedChunk> chunk,
                                std::uint64_t generation, Dropped* dropped) {
   if (!chunk) return;

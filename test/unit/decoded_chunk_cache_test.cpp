@@ -134,3 +134,18 @@ TEST(DecodedChunkCache, HandsBackEveryEntryThatLeaves) {
   EXPECT_EQ(dropped.size(), 2u);
   EXPECT_EQ(cache.size(), 1u);
 }
+
+TEST(DecodedChunkCache, AdmitsAChunkMissedTwiceWithinTheLastMisses) {
+  DecodedChunkCache cache(1 << 20);
+  EXPECT_FALSE(cache.admit(7));  // first miss: remembered only
+  EXPECT_TRUE(cache.admit(7));   // again: keep it
+  EXPECT_FALSE(cache.admit(7));  // admitting forgot it
+  EXPECT_FALSE(cache.admit(1));
+  for (std::uint64_t k = 100; k < 100 + DecodedChunkCache::kRecentMisses; ++k) EXPECT_FALSE(cache.admit(k));
+  EXPECT_FALSE(cache.admit(1));  // pushed out of the ring by as many other misses
+  EXPECT_FALSE(cache.admit(0));
+  EXPECT_TRUE(cache.admit(0));   // key 0 is a key like any other
+  DecodedChunkCache none(0);
+  EXPECT_FALSE(none.admit(3));
+  EXPECT_FALSE(none.admit(3));
+}

@@ -38,6 +38,12 @@ class DecodedChunkCache {
 
   /// The chunk with this key cached at `generation`, or null.
   std::shared_ptr<const DecodedChunk> find(std::uint64_t key, std::uint64_t generation);
+  /// Whether a chunk just missed should be kept: only one missed recently too (the last
+  /// kRecentMisses misses). Reads scattered over more chunks than the cache holds then decode
+  /// as without it instead of cycling every chunk through it; a loop over one chunk's elements
+  /// decodes it twice, not once.
+  bool admit(std::uint64_t key);
+  static constexpr std::size_t kRecentMisses = 16;
   /// Keeps `chunk` (decoded at `generation`) as the most recently used, evicting the least
   /// recently used beyond the budget; a chunk larger than the budget is not kept. With
   /// `dropped`, the entries that left the cache are appended to it (their buffers can be
@@ -64,6 +70,8 @@ class DecodedChunkCache {
   std::uint64_t generation_ = 0;
   std::size_t bytes_ = 0;
   std::list<Entry> lru_;  // most recently used first
+  std::uint64_t recent_misses_[kRecentMisses] = {};  // keys + 1 (0: none), a ring
+  std::size_t next_miss_ = 0;
   std::unordered_map<std::uint64_t, std::list<Entry>::iterator> index_;
 };
 
