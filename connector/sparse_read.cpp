@@ -137,50 +137,29 @@ void SparseDataset::read_through_cache(const Selection& sel, const std::vector<C
     const ChunkPiece* first = &pieces[group_starts[k]];
     const std::size_t length = group_starts[k + 1] - group_starts[k];
     std::shared_ptr<const DecodedChunk> chunk = decoded_->find(first->chunk, generation);
-    if (!chunk && !decoded_->admit(first->chunk)) {  // decoded as without the cache
+    if (!chunk) {
+      const bool keep = decoded_->admit(first->chunk);
       const std::vector<std::uint64_t> origin = sel.grid.chunk_origin(first->chunk);
       const bool stored = read_stored_chunk_into(under_, under_vol_id_, {origin.begin(), origin.end()}, dxpl, kept_stored);
       try {
-        read_stored_chunk_pieces(stored ? kept_stored.bytes.data() : nullptr, stored ? kept_stored.bytes.size() : 0,
-                                 kept_stored.filter_mask, params_.layout, first, length, to.fill, to.dest,
-                                 to.streaming, kept_scratch);
-      } catch (const Error& e) {  // as the decoding read reports it (rethrow_naming_chunk)
-        throw Error(e.code(), where(origin) + ": " + e.what());
-      }
-      continue;
-    }
-    if (!chunk) {
-      const std::vector<std::uint64_t> origin = sel.grid.chunk_origin(first->chunk);
-      auto decoded = std::make_shared<DecodedChunk>();
-      decoded->stored = read_stored_chunk_into(under_, under_vol_id_, {origin.begin(), origin.end()}, dxpl, kept_stored);
-      if (decoded->stored) {
-        // The stored bytes move into the entry (an unfiltered values section is used where it
-        // lies: no copy), and come back to be reused when a filter put the values elsewhere.
-        decoded->stored_bytes = std::move(kept_stored.bytes);
-        try {
-          decoded->view = decode_stored_view(decoded->stored_bytes.data(), decoded->stored_bytes.size(),
-                                             kept_stored.filter_mask, params_.layout);
-        } catch (const Error& e) {  // as the decoding read reports it (rethrow_naming_chunk)
-          throw Error(e.code(), where(origin) + ": " + e.what());
+        if (!keep) {  // decoded as without the cache
+          read_stored_chunk_pieces(stored ? kept_stored.bytes.data() : nullptr, stored ? kept_stored.bytes.size() : 0,
+                                   kept_stored.filter_mask, params_.layout, first, length, to.fill, to.dest,
+                                   to.streaming, kept_scratch);
+          continue;
         }
-        if (decoded->view.values_size == 0 || decoded->view.values == decoded->view.owned.data())
-          kept_stored.bytes = std::move(decoded->stored_bytes);
-        decoded->word_ranks = defined_before_words(decoded->view.defined);
+        chunk = decode_for_cache(stored ? &kept_stored.bytes : nullptr, kept_stored.filter_mask, params_.layout);
+      } catch (const Error&) {  // as the decoding read reports it
+        rethrow_naming_chunk(IndexedFailure{k, std::current_exception()}, origin);
       }
-      decoded_->insert(first->chunk, decoded, generation, &dropped);
-      chunk = std::move(decoded);
+      decoded_->insert(first->chunk, chunk, generation, &dropped);
     }
     read_chunk_pieces(chunk->stored ? &chunk->view : nullptr, params_.layout, first, length, to.fill, to.dest,
                       to.streaming, kept_scratch, chunk->stored ? chunk->word_ranks.data() : nullptr);
     chunk.reset();
     // The next chunk is read into a buffer an entry that left the cache no longer needs (a new
     // one per miss cost its page faults: 64 for a 256 KiB chunk, a third of a random point read).
-    for (std::shared_ptr<const DecodedChunk>& entry : dropped) {
-      if (kept_stored.bytes.capacity() == 0 && entry.use_count() == 1)  // ours alone, made non-const
-        kept_stored.bytes = std::move(const_cast<DecodedChunk&>(*entry).stored_bytes);
-      entry.reset();
-    }
-    dropped.clear();
+    reuse_dropped_buffer(dropped, kept_stored.bytes);
   }
 }
 

@@ -79,7 +79,7 @@ def main():
             results = {}
             for layout, rdcc in LAYOUTS:
                 path = os.path.join(workdir, f"{layout}_{codec}_{tag}.h5")
-                env = {k: v for k, v in os.environ.items()}
+                env = dict(os.environ)
                 if layout == "dense":
                     env.pop("HDF5_VOL_CONNECTOR", None)
                 base = {"workdir": workdir, "tag": tag, "n": N, "chunk": CHUNK, "layout": layout, "codec": codec,

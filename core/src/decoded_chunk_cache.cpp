@@ -1,6 +1,32 @@
 #include "h5sparse/decoded_chunk_cache.hpp"
 
+#include "h5sparse/chunk_scatter.hpp"
+#include "h5sparse/stored_chunk_read.hpp"
+
 namespace h5sparse {
+
+std::shared_ptr<const DecodedChunk> decode_for_cache(RawBytes* buffer, unsigned filter_mask,
+                                                     const ChunkLayout& layout) {
+  auto decoded = std::make_shared<DecodedChunk>();
+  if (buffer == nullptr) return decoded;
+  decoded->stored = true;
+  decoded->stored_bytes = std::move(*buffer);
+  decoded->view = decode_stored_view(decoded->stored_bytes.data(), decoded->stored_bytes.size(), filter_mask, layout);
+  if (decoded->view.values_size == 0 || decoded->view.values == decoded->view.owned.data())
+    *buffer = std::move(decoded->stored_bytes);
+  decoded->word_ranks = defined_before_words(decoded->view.defined);
+  return decoded;
+}
+
+void reuse_dropped_buffer(std::vector<std::shared_ptr<const DecodedChunk>>& dropped, RawBytes& buffer) {
+  for (std::shared_ptr<const DecodedChunk>& entry : dropped) {
+    // Entries are made non-const (decode_for_cache); one held by nobody else can give its bytes.
+    if (buffer.capacity() == 0 && entry.use_count() == 1)
+      buffer = std::move(const_cast<DecodedChunk&>(*entry).stored_bytes);
+    entry.reset();
+  }
+  dropped.clear();
+}
 
 std::size_t DecodedChunk::bytes() const noexcept {
   // The buffers as allocated (a reused read buffer may be larger than the chunk in it), and a
@@ -70,13 +96,6 @@ void DecodedChunkCache::insert(std::uint64_t key, std::shared_ptr<const DecodedC
   lru_.push_front(Entry{key, std::move(chunk)});
   index_.emplace(key, lru_.begin());
   bytes_ += size;
-}
-
-void DecodedChunkCache::clear() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  lru_.clear();
-  index_.clear();
-  bytes_ = 0;
 }
 
 std::size_t DecodedChunkCache::bytes() const {

@@ -31,6 +31,16 @@ struct DecodedChunk {
   std::size_t bytes() const noexcept;
 };
 
+/// The entry of a chunk read into `buffer` (stored bytes with their filter mask; null: nothing
+/// stored). An unfiltered values section is used where it lies: the buffer moves into the
+/// entry, and stays with the caller when a filter put the values elsewhere. Throws as
+/// decode_stored_chunk.
+std::shared_ptr<const DecodedChunk> decode_for_cache(RawBytes* buffer, unsigned filter_mask, const ChunkLayout& layout);
+
+/// Gives `buffer`, when it has none, the stored bytes of an entry in `dropped` that nobody else
+/// holds, so the next chunk is read into memory already paged in; empties `dropped`.
+void reuse_dropped_buffer(std::vector<std::shared_ptr<const DecodedChunk>>& dropped, RawBytes& buffer);
+
 class DecodedChunkCache {
  public:
   /// `budget`: the bytes of decoded chunks kept at most (0: nothing is kept).
@@ -50,7 +60,6 @@ class DecodedChunkCache {
   /// reused once nobody else holds them).
   void insert(std::uint64_t key, std::shared_ptr<const DecodedChunk> chunk, std::uint64_t generation,
               std::vector<std::shared_ptr<const DecodedChunk>>* dropped = nullptr);
-  void clear();
 
   std::size_t budget() const noexcept { return budget_; }
   std::size_t bytes() const;
