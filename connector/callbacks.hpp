@@ -10,6 +10,7 @@ extern const H5VL_class_t kConnectorClass;
 // file_callbacks.cpp
 void* file_create(const char* name, unsigned flags, hid_t fcpl_id, hid_t fapl_id, hid_t dxpl_id, void** req) noexcept;
 void* file_open(const char* name, unsigned flags, hid_t fapl_id, hid_t dxpl_id, void** req) noexcept;
+herr_t file_get(void* obj, H5VL_file_get_args_t* args, hid_t dxpl_id, void** req) noexcept;
 herr_t file_specific(void* obj, H5VL_file_specific_args_t* args, hid_t dxpl_id, void** req) noexcept;
 
 // link_object_callbacks.cpp

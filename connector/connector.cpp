@@ -12,7 +12,9 @@
 #include "optional_ops.hpp"
 #include "wrapper_memory.hpp"
 
-static_assert(H5_VERS_MAJOR == 1 && H5_VERS_MINOR >= 14, "the VOL class table below is HDF5 1.14's (version 3)");
+// HDF5 1.14 and 2.x share version 3 of the class table and the callback signatures; a new
+// version must be read before this table is trusted with it.
+static_assert(H5VL_VERSION == 3, "the VOL class table below is version 3 (HDF5 1.14 and 2.x)");
 
 namespace h5sparse::vol {
 namespace {
@@ -85,7 +87,7 @@ extern const H5VL_class_t kConnectorClass = {
         // file
         file_create,
         file_open,
-        ForwardIdAt1<H5VLfile_get>::call,
+        file_get,
         file_specific,
         file_optional,
         ForwardClose<H5VLfile_close>::call,

@@ -5,6 +5,7 @@
 
 #include "callbacks.hpp"
 #include "error_stack.hpp"
+#include "forward.hpp"
 #include "info.hpp"
 #include "object.hpp"
 
@@ -70,6 +71,19 @@ void* file_open(const char* name, unsigned flags, hid_t fapl_id, hid_t dxpl_id, 
     wrap_request(req, access.under_vol_id());
     return wrap_under(under, access.under_vol_id());
   });
+}
+
+// HDF5 2.x's command-line tools (h5dump, h5ls, ...) call H5VLfile_get with the native file
+// object and our connector ID: fail on an object that is not ours, as HDF5's own pass_through
+// connector does (its tools then go on without the answer), never hand the layer below a field
+// of a foreign object.
+herr_t file_get(void* obj, H5VL_file_get_args_t* args, hid_t dxpl_id, void** req) noexcept {
+  if (!is_our_object(obj)) {
+    hdf5::push_error(Origin::connector, ErrorCode::invalid_argument, "file_get",
+                     "the file object is not an h5sparse connector object");
+    return -1;
+  }
+  return ForwardIdAt1<H5VLfile_get>::call(obj, args, dxpl_id, req);
 }
 
 herr_t file_specific(void* obj, H5VL_file_specific_args_t* args, hid_t dxpl_id, void** req) noexcept {

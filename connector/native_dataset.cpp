@@ -97,43 +97,45 @@ unsigned file_intent(void* under, hid_t under_vol_id, hid_t dxpl) {
 
 namespace {
 
-// The records H5Dget_chunk_storage_size (1.14) leaves when no chunk is stored: none in the
-// index, or only a clean chunk-cache entry (e.g. left by reading a missing chunk) with no address.
-herr_t innermost_is_missing_chunk(unsigned n, const H5E_error2_t* err, void* found) {
-  if (n == 0)
-    *static_cast<bool*>(found) = err->func_name && err->desc &&
-                                 std::strcmp(err->func_name, "H5D__get_chunk_storage_size") == 0 &&
-                                 (std::strcmp(err->desc, "chunk storage is not allocated") == 0 ||
-                                  std::strcmp(err->desc, "chunk address isn't defined") == 0);
-  return 0;
-}
-
-// Stored size of the chunk at `origin`, 0 when there is none, with one index probe (chunk info
-// by coordinate iterates over every stored chunk, which made each chunk write O(chunks)). The
-// query fails for a missing chunk with one of two known records: that failure means "no
-// chunk"; any other stays an error with its stack restored, so a failed lookup never passes
-// for an empty chunk (which a write would then overwrite, losing what is stored).
-hsize_t stored_chunk_size(void* under, hid_t under_vol_id, const hsize_t* origin, hid_t dxpl) {
-  hsize_t size = 0;
+hsize_t query_storage_size(void* under, hid_t under_vol_id, const hsize_t* origin, hid_t dxpl, hsize_t& size) {
   H5VL_native_dataset_optional_args_t nargs{};
   nargs.get_chunk_storage_size.offset = origin;
   nargs.get_chunk_storage_size.size = &size;
+  return native_dataset_optional(under, under_vol_id, H5VL_NATIVE_DATASET_GET_CHUNK_STORAGE_SIZE, &nargs, dxpl);
+}
+
+// Stored size of the chunk at `origin`, 0 when there is none. The storage-size query is one
+// index probe, but fails for a chunk that is not stored; chunk info by coordinate tells that
+// failure apart from others through the public API (a missing chunk: address HADDR_UNDEF, size
+// 0; one probe too, as it walks the index only for a stored chunk's filter mask). Any other
+// failure stays an error, so a failed lookup never passes for an empty chunk (which a write
+// would then overwrite, losing what is stored).
+hsize_t stored_chunk_size(void* under, hid_t under_vol_id, const hsize_t* origin, hid_t dxpl) {
+  hsize_t size = 0;
   herr_t status;
-  H5E_BEGIN_TRY {
-    status = native_dataset_optional(under, under_vol_id, H5VL_NATIVE_DATASET_GET_CHUNK_STORAGE_SIZE, &nargs, dxpl);
-  }
+  H5E_BEGIN_TRY { status = query_storage_size(under, under_vol_id, origin, dxpl, size); }
   H5E_END_TRY
   if (status >= 0) return size;
-  // Walked where it is and cleared, not copied off (H5Eget_current_stack): copying the records
-  // cost more than the lookup on every write of a new chunk.
-  bool missing = false;
-  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, innermost_is_missing_chunk, &missing);
-  if (missing) {
-    H5Eclear2(H5E_DEFAULT);
-    return 0;
-  }
-  throw_if_negative(status, "cannot look up a stored chunk");  // the failure's records stay below ours
-  return 0;
+  StoredChunk probe;
+  if (!locate_stored_chunk(under, under_vol_id, origin, dxpl, probe)) return 0;
+  // Stored, yet its size cannot be had: ask again so that HDF5's records of why stay below ours.
+  throw_if_negative(query_storage_size(under, under_vol_id, origin, dxpl, size), "cannot look up a stored chunk");
+  return size;
+}
+
+// Reads the chunk at `origin` into `buf` (`capacity` bytes, its stored size). HDF5 2.x also
+// takes the capacity and refuses a chunk that outgrew it instead of writing past `buf`.
+unsigned read_native_chunk(void* under, hid_t under_vol_id, const hsize_t* origin, void* buf, std::size_t capacity,
+                           hid_t dxpl) {
+  H5VL_native_dataset_optional_args_t nargs{};
+  nargs.chunk_read.offset = origin;
+  nargs.chunk_read.buf = buf;
+#if H5_VERSION_GE(2, 0, 0)
+  nargs.chunk_read.buf_size = &capacity;
+#endif
+  throw_if_negative(native_dataset_optional(under, under_vol_id, H5VL_NATIVE_DATASET_CHUNK_READ, &nargs, dxpl),
+                    "cannot read a stored chunk");
+  return nargs.chunk_read.filters;
 }
 
 }  // namespace
@@ -150,12 +152,7 @@ void read_stored_chunk_of_size(void* under, hid_t under_vol_id, const std::vecto
                                hid_t dxpl, StoredChunk& chunk) {
   chunk.addr = HADDR_UNDEF;
   chunk.bytes.resize(size);  // a reused buffer zeroes only what it grows by
-  H5VL_native_dataset_optional_args_t nargs{};
-  nargs.chunk_read.offset = origin.data();
-  nargs.chunk_read.buf = chunk.bytes.data();
-  throw_if_negative(native_dataset_optional(under, under_vol_id, H5VL_NATIVE_DATASET_CHUNK_READ, &nargs, dxpl),
-                    "cannot read a stored chunk");
-  chunk.filter_mask = nargs.chunk_read.filters;
+  chunk.filter_mask = read_native_chunk(under, under_vol_id, origin.data(), chunk.bytes.data(), size, dxpl);
 }
 
 std::optional<StoredChunk> read_stored_chunk(void* under, hid_t under_vol_id, const std::vector<hsize_t>& origin,
@@ -191,12 +188,7 @@ StoredChunk read_listed_chunk(void* under, hid_t under_vol_id, const IndexEntry&
   StoredChunk chunk;
   chunk.addr = entry.addr;
   chunk.bytes.resize(entry.size);
-  H5VL_native_dataset_optional_args_t nargs{};
-  nargs.chunk_read.offset = entry.origin.data();
-  nargs.chunk_read.buf = chunk.bytes.data();
-  throw_if_negative(native_dataset_optional(under, under_vol_id, H5VL_NATIVE_DATASET_CHUNK_READ, &nargs, dxpl),
-                    "cannot read a stored chunk");
-  chunk.filter_mask = nargs.chunk_read.filters;
+  chunk.filter_mask = read_native_chunk(under, under_vol_id, entry.origin.data(), chunk.bytes.data(), entry.size, dxpl);
   return chunk;
 }
 

@@ -5,6 +5,7 @@
 #include <hdf5.h>
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <new>
 
@@ -69,9 +70,14 @@ struct DenseBloscDelete {
   [[gnu::cold]] void operator()(DenseBloscDataset* dataset) const noexcept;
 };
 
+/// First word of every Object: HDF5 2.x's command-line tools hand H5VLfile_get the native file
+/// object together with our connector ID; is_our_object tells such an object from ours.
+constexpr std::uint64_t kObjectTag = 0x68357370617273ULL;  // "h5spars"
+
 struct Object {
   Object(void* under_object, ConnectorBelow& below_connector) noexcept
       : under(under_object), under_vol_id(below_connector.id), below(&below_connector), cls(below_connector.cls) {}
+  const std::uint64_t tag = kObjectTag;  ///< first: readable in any object HDF5 may hand us
   void* under;                           ///< the object of the connector below
   hid_t under_vol_id;                    ///< the connector below (retained), == below->id
   ConnectorBelow* below;                 ///< its record
@@ -138,5 +144,6 @@ inline void wrap_request(void** req, hid_t under_vol_id) {
 }
 
 inline Object* as_object(void* obj) noexcept { return static_cast<Object*>(obj); }
+inline bool is_our_object(const void* obj) noexcept { return *static_cast<const std::uint64_t*>(obj) == kObjectTag; }
 
 }  // namespace h5sparse::vol

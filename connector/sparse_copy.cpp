@@ -53,22 +53,10 @@ void evict_decoded_chunks(hid_t dxpl) {
 }
 
 void SparseDataset::evict_cached_chunks(hid_t dxpl) const {
-  Bytes buffer;
+  StoredChunk chunk;
   for (const IndexEntry& e : stored_chunk_index(under_, under_vol_id_, params_.layout.dims.size(), dxpl)) {
     // The size again, just before the read: it changes if HDF5 writes a dirty cached copy.
-    hsize_t size = 0;
-    H5VL_native_dataset_optional_args_t nargs{};
-    nargs.get_chunk_storage_size.offset = e.origin.data();
-    nargs.get_chunk_storage_size.size = &size;
-    throw_if_negative(native_dataset_optional(under_, under_vol_id_, H5VL_NATIVE_DATASET_GET_CHUNK_STORAGE_SIZE,
-                                              &nargs, dxpl),
-                      "cannot query a stored chunk's size");
-    buffer.resize(size);
-    nargs = {};
-    nargs.chunk_read.offset = e.origin.data();
-    nargs.chunk_read.buf = buffer.data();
-    throw_if_negative(native_dataset_optional(under_, under_vol_id_, H5VL_NATIVE_DATASET_CHUNK_READ, &nargs, dxpl),
-                      "cannot read a stored chunk");
+    read_stored_chunk_into(under_, under_vol_id_, e.origin, dxpl, chunk);
   }
 }
 

@@ -44,8 +44,9 @@ class FilterOutput {
   std::size_t capacity_;
 };
 
-// The buffer HDF5 handed this thread's previous compression as its input (malloc'ed by HDF5,
-// H5allocate_memory is malloc and HDF5 frees filter outputs with free()), kept to receive the
+// The buffer HDF5 handed this thread's previous compression as its input (a filter may free
+// its input with H5free_memory and hand back a buffer from H5allocate_memory: the filter
+// contract of H5Z_func_t, which this class keeps on both sides), kept to receive the
 // next compression's output: its pages are mapped and recently used, where a fresh 1 MiB
 // buffer costs about 250 page faults, as much time as lz4 itself, and compressing into a
 // scratch buffer costs a copy of the result. One per thread, freed when the thread ends.

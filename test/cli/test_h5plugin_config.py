@@ -53,12 +53,14 @@ def test_plugin_path_version_and_filters(installed, where):
 def test_env_turns_plugins_and_connector_on(installed, tmp_path):
     script = tmp_path / "probe.py"
     script.write_text(
-        "import ctypes, h5py, numpy as np\n"
+        "import ctypes, re, h5py, numpy as np\n"
+        "hdf5 = next(line.split()[-1] for line in open('/proc/self/maps')\n"
+        "            if re.search(r'/libhdf5(_serial)?\\.so\\.[0-9]+', line))\n"
         "with h5py.File('probe.h5', 'w') as f:\n"
         "    d = f.create_dataset('x', data=np.arange(1000), chunks=(100,),\n"
         "                         compression=32001, compression_opts=(0, 0, 0, 0, 5, 1, 1))\n"
         "    buf = ctypes.create_string_buffer(64)\n"
-        "    ctypes.CDLL('libhdf5_serial.so.310').H5VLget_connector_name(\n"
+        "    ctypes.CDLL(hdf5).H5VLget_connector_name(\n"
         "        ctypes.c_int64(f.id.id), buf, ctypes.c_size_t(64))\n"
         "    assert (d[...] == np.arange(1000)).all()\n"
         "    print(buf.value.decode())\n")
@@ -83,3 +85,28 @@ def test_missing_plugins_are_reported(tmp_path):
     result = run([str(lone / "h5plugin-config"), "--plugin-path"], {"H5SPARSE_BUILD_DIR": str(tmp_path)}, check=False)
     assert result.returncode != 0
     assert "no h5sparse plugins found" in result.stderr
+
+
+def test_hdf5_names_the_build_and_check_compares_with_h5py(installed):
+    import h5py
+    cmd = [str(installed / "bin" / "h5plugin-config")]
+    assert run(cmd + ["--hdf5"]).stdout.strip() == h5py.version.hdf5_version + " serial"
+    result = run(cmd + ["--check"])
+    assert "python3's h5py " + h5py.version.hdf5_version in result.stdout
+
+
+def test_check_and_env_refuse_another_hdf5_series(installed, tmp_path):
+    """An h5dump of the other series first on PATH: --check and --env say so and fail."""
+    import h5py
+    other = "2.2.0" if h5py.version.hdf5_version.startswith("1.") else "1.14.5"
+    fake = tmp_path / "h5dump"
+    fake.write_text(f"#!/bin/sh\necho 'h5dump: Version {other}'\n")
+    fake.chmod(0o755)
+    env = {"PATH": f"{tmp_path}:{os.environ['PATH']}"}
+    cmd = [str(installed / "bin" / "h5plugin-config")]
+    for option in ("--check", "--env"):
+        result = run(cmd + [option], env, check=False)
+        assert result.returncode == 1, option
+        assert f"h5dump uses HDF5 {other}" in result.stderr
+        assert "export" not in result.stdout
+    assert run(cmd + ["--env"], dict(env, H5PLUGIN_CONFIG_NO_CHECK="1")).stdout.startswith("export")

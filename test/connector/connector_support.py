@@ -208,6 +208,12 @@ class OptionalArgs(ctypes.Structure):  # H5VL_optional_args_t of H5VLconnector.h
 _lib = None
 
 
+def hdf5_version():
+    """(major, minor, release) of the HDF5 h5py uses: the toolchain's."""
+    import h5py
+    return tuple(h5py.version.hdf5_version_tuple)
+
+
 def hdf5():
     """The HDF5 library h5py is linked to, as already mapped into this process."""
     global _lib
@@ -298,7 +304,8 @@ def id_counts():
 def vol_refcounts():
     """Reference counts of the registered connector IDs (native, and h5sparse when loaded). The
     connector holds one reference to the connector below per live wrapper, so after everything
-    is closed the counts must be back at their starting values."""
+    is closed the counts must be back at their starting values. HDF5 2.x hands out a new ID on
+    every lookup, so there a connector's references cannot be read: it counts as "registered"."""
     lib = hdf5()
     out = {}
     for name in (b"native", b"h5sparse"):
@@ -306,8 +313,10 @@ def vol_refcounts():
         if hid < 0:
             lib.H5Eclear2(0)
             continue
-        out[name.decode()] = lib.H5Iget_ref(hid) - 1  # minus the reference we just took
+        again = lib.H5VLget_connector_id_by_name(name)
+        out[name.decode()] = lib.H5Iget_ref(hid) - 2 if again == hid else "registered"
         lib.H5Idec_ref(hid)
+        lib.H5Idec_ref(again)
     return out
 
 
