@@ -41,7 +41,7 @@ def test_h5py_suite_same_with_and_without_connector(tmp_path):
     passed = sum(1 for v in native.values() if v == "passed")
     print(f"h5py {h5py.version.version} on HDF5 {h5py.version.hdf5_version}: {len(native)} tests, "
           f"{passed} passed natively; with the connector: {sum(1 for v in conn.values() if v == 'passed')} passed")
-    assert passed >= 800, native
+    assert passed >= 700, native  # h5py 3.13: 777 of 789, 3.16: 896 of 912
     differ = {k: (native.get(k), conn.get(k)) for k in set(native) | set(conn) if native.get(k) != conn.get(k)}
     assert not differ, differ
     # preload.c counts the application's H5Dread/H5Dwrite calls made on h5sparse objects
