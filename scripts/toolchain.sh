@@ -152,9 +152,13 @@ make_root() {
     apt-get update -qq && apt-get install -y -qq --no-install-recommends "$@" >/var/log/h5sparse-apt.log 2>&1 ||
       { tail -30 /var/log/h5sparse-apt.log; exit 1; }' sh "${packages[@]}" || return 1
   toolchain_package_list "$suite" >"$tmp/.h5sparse-packages"
+  mv "$tmp.log" "$tmp/var/log/h5sparse-debootstrap.log"
   run_in_root "$tmp" /bin/sh -c 'h5dump --version; python3 -c "import h5py; print(\"h5py\", h5py.version.version, \"HDF5\", h5py.version.hdf5_version)"' \
     >"$tmp/.h5sparse-complete" || return 1
   tc_log "root $suite ready in $((SECONDS - start)) s: $(tr '\n' ' ' <"$tmp/.h5sparse-complete")"
+  local older
+  older=$(ls -d "$roots_dir/$suite"-* 2>/dev/null | grep -vE '\.(partial|lock|log)$' | grep -vxF "${tmp%.partial}" | tr '\n' ' ')
+  [ -z "$older" ] || tc_log "roots of earlier package lists, unused unless a checkout still names them: $older"
 }
 
 # Sets tc_hdf5 (1.14 or 2) and tc_root (empty for the host) for H5SPARSE_HDF5.
