@@ -97,7 +97,7 @@ unsigned file_intent(void* under, hid_t under_vol_id, hid_t dxpl) {
 
 namespace {
 
-hsize_t query_storage_size(void* under, hid_t under_vol_id, const hsize_t* origin, hid_t dxpl, hsize_t& size) {
+herr_t query_storage_size(void* under, hid_t under_vol_id, const hsize_t* origin, hid_t dxpl, hsize_t& size) {
   H5VL_native_dataset_optional_args_t nargs{};
   nargs.get_chunk_storage_size.offset = origin;
   nargs.get_chunk_storage_size.size = &size;
