@@ -1,7 +1,7 @@
 // Dataset callbacks written by hand: create/open recognise sparse datasets, writes to them
 // take the structured-chunk path, our optional operations are served here. HDF5 1.14 hands a
 // connector several datasets at once (H5Dwrite_multi): sparse ones are written one by one,
-// the rest forwarded together. Sparse reads are decoded by the connector (sparse_read.cpp)
+// the rest forwarded together. Sparse reads are decoded by the engine (core engine/sparse_read.cpp)
 // or, where it does not apply, forwarded: the structured-chunk filter below expands chunks
 // with the fill value. Single-dataset transfers of dense Blosc datasets may take the
 // connector's chunk-parallel path (dense_blosc_dataset.hpp).
@@ -17,7 +17,7 @@
 #include "h5sparse_vol.h"
 #include "object.hpp"
 #include "optional_ops.hpp"
-#include "sparse_change.hpp"
+#include "h5sparse/engine/sparse_engine.hpp"
 #include "sparse_chunk_io.hpp"
 #include "sparse_dataset.hpp"
 

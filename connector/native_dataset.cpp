@@ -11,7 +11,7 @@
 
 #include "error_stack.hpp"
 #include "h5sparse/error.hpp"
-#include "sparse_change.hpp"
+#include "h5sparse/engine/sparse_engine.hpp"
 
 namespace h5sparse::vol {
 
@@ -47,12 +47,6 @@ std::vector<std::uint64_t> extent_of(hid_t space) {
   std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
   throw_if_negative(H5Sget_simple_extent_dims(space, dims.data(), nullptr), "cannot read the dataspace extent");
   return {dims.begin(), dims.end()};
-}
-
-std::string coords_text(const std::vector<std::uint64_t>& c) {
-  std::string s = "(";
-  for (std::size_t i = 0; i < c.size(); ++i) s += (i ? ", " : "") + std::to_string(c[i]);
-  return s + ")";
 }
 
 std::string dataset_name(void* under, hid_t under_vol_id) {
@@ -136,7 +130,7 @@ hsize_t stored_chunk_size(void* under, hid_t under_vol_id, const hsize_t* origin
     H5Eclear2(H5E_DEFAULT);
     return 0;
   }
-  StoredChunk probe;
+  LocatedChunk probe;
   if (!locate_stored_chunk(under, under_vol_id, origin, dxpl, probe)) return 0;
   // Stored, yet its size cannot be had: ask again so that HDF5's records of why stay below ours.
   throw_if_negative(query_storage_size(under, under_vol_id, origin, dxpl, size), "cannot look up a stored chunk");
@@ -172,26 +166,20 @@ bool read_stored_chunk_into(void* under, hid_t under_vol_id, const std::vector<h
 
 void read_stored_chunk_of_size(void* under, hid_t under_vol_id, const std::vector<hsize_t>& origin, hsize_t size,
                                hid_t dxpl, StoredChunk& chunk) {
-  chunk.addr = HADDR_UNDEF;
   chunk.bytes.resize(size);  // a reused buffer zeroes only what it grows by
   chunk.filter_mask = read_native_chunk(under, under_vol_id, origin.data(), chunk.bytes.data(), size, dxpl);
 }
 
-std::optional<StoredChunk> read_stored_chunk(void* under, hid_t under_vol_id, const std::vector<hsize_t>& origin,
-                                             hid_t dxpl, bool with_address) {
-  if (!with_address) {
-    StoredChunk chunk;
-    if (!read_stored_chunk_into(under, under_vol_id, origin, dxpl, chunk)) return std::nullopt;
-    return chunk;
-  }
-  StoredChunk chunk;
+std::optional<LocatedChunk> read_stored_chunk(void* under, hid_t under_vol_id, const std::vector<hsize_t>& origin,
+                                              hid_t dxpl) {
+  LocatedChunk chunk;
   const std::optional<hsize_t> size = locate_stored_chunk(under, under_vol_id, origin.data(), dxpl, chunk);
   if (!size) return std::nullopt;
   return read_listed_chunk(under, under_vol_id, IndexEntry{origin, *size, chunk.addr}, dxpl);
 }
 
 std::optional<hsize_t> locate_stored_chunk(void* under, hid_t under_vol_id, const hsize_t* origin, hid_t dxpl,
-                                           StoredChunk& chunk) {
+                                           LocatedChunk& chunk) {
   // Chunk info by coordinate reports a missing chunk as size 0 (the storage-size query fails).
   hsize_t size = 0;
   H5VL_native_dataset_optional_args_t nargs{};
@@ -206,8 +194,8 @@ std::optional<hsize_t> locate_stored_chunk(void* under, hid_t under_vol_id, cons
   return size;
 }
 
-StoredChunk read_listed_chunk(void* under, hid_t under_vol_id, const IndexEntry& entry, hid_t dxpl) {
-  StoredChunk chunk;
+LocatedChunk read_listed_chunk(void* under, hid_t under_vol_id, const IndexEntry& entry, hid_t dxpl) {
+  LocatedChunk chunk;
   chunk.addr = entry.addr;
   chunk.bytes.resize(entry.size);
   chunk.filter_mask = read_native_chunk(under, under_vol_id, entry.origin.data(), chunk.bytes.data(), entry.size, dxpl);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "h5sparse/codecs.hpp"
+#include "h5sparse/engine/chunk_store.hpp"
 #include "handle.hpp"
 
 namespace h5sparse::vol {
@@ -26,9 +27,6 @@ herr_t native_dataset_optional(void* under, hid_t under_vol_id, int op, H5VL_nat
 /// A simple dataspace's dimensions.
 std::vector<std::uint64_t> extent_of(hid_t space);
 
-/// "(0, 64)": coordinates for messages.
-std::string coords_text(const std::vector<std::uint64_t>& coords);
-
 /// The dataset's path in its file ("" when it cannot be found), for messages.
 std::string dataset_name(void* under, hid_t under_vol_id);
 
@@ -41,10 +39,8 @@ bool check_writable(void* under, hid_t under_vol_id, hid_t dxpl);
 /// The access flags of the dataset's file (H5F_ACC_RDWR, H5F_ACC_SWMR_WRITE, ...).
 unsigned file_intent(void* under, hid_t under_vol_id, hid_t dxpl);
 
-/// A chunk as the native connector stores it.
-struct StoredChunk {
-  RawBytes bytes;  // read into whole: not zeroed when it grows
-  unsigned filter_mask = 0;  ///< bit i: filter i of the dataset's pipeline was skipped
+/// A stored chunk (filter mask bit i: filter i of the pipeline was skipped) with its address.
+struct LocatedChunk : StoredChunk {
   haddr_t addr = HADDR_UNDEF;
 };
 
@@ -52,15 +48,15 @@ struct StoredChunk {
 /// whole chunk index for it): its stored size, with `chunk.addr` and `chunk.filter_mask` set and
 /// no bytes read; nothing when no chunk is stored.
 std::optional<hsize_t> locate_stored_chunk(void* under, hid_t under_vol_id, const hsize_t* origin, hid_t dxpl,
-                                           StoredChunk& chunk);
+                                           LocatedChunk& chunk);
 
-/// The chunk stored at `origin` (a chunk's first element), or nothing when none is stored.
-/// Without `with_address` its addr is HADDR_UNDEF and the lookup is one index probe: HDF5
-/// 1.14 finds a chunk's address by coordinate by walking the whole chunk index.
-std::optional<StoredChunk> read_stored_chunk(void* under, hid_t under_vol_id, const std::vector<hsize_t>& origin,
-                                             hid_t dxpl, bool with_address = true);
+/// The chunk stored at `origin` (a chunk's first element) with its address, or nothing when
+/// none is stored. HDF5 1.14 finds a chunk's address by coordinate by walking the whole chunk
+/// index: read_stored_chunk_into is one index probe.
+std::optional<LocatedChunk> read_stored_chunk(void* under, hid_t under_vol_id, const std::vector<hsize_t>& origin,
+                                              hid_t dxpl);
 
-/// read_stored_chunk without the address into `chunk`, whose buffer is reused (a loop over
+/// The chunk stored at `origin`, without its address, into `chunk`, whose buffer is reused (a loop over
 /// chunks allocates and zeroes it once); false, `chunk` unchanged, when none is stored.
 bool read_stored_chunk_into(void* under, hid_t under_vol_id, const std::vector<hsize_t>& origin, hid_t dxpl,
                             StoredChunk& chunk);
@@ -78,7 +74,7 @@ struct IndexEntry {
 };
 
 /// The chunk an index entry lists, read without looking it up again.
-StoredChunk read_listed_chunk(void* under, hid_t under_vol_id, const IndexEntry& entry, hid_t dxpl);
+LocatedChunk read_listed_chunk(void* under, hid_t under_vol_id, const IndexEntry& entry, hid_t dxpl);
 
 /// Every stored chunk, in the index's order (H5Dchunk_iter; collected first, so that callers
 /// may do chunk I/O of their own with the result).

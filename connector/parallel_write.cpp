@@ -108,10 +108,10 @@ MPI_File mpi_file_handle(void* under, hid_t under_vol_id) {
 // (the API context caches it), and the collective chunk write that follows in the same call
 // would then run as an (refused) independent one; a collective read would wait for ranks that
 // own other chunks.
-std::optional<StoredChunk> read_stored_mpi(void* under, hid_t under_vol_id, MPI_File fh,
+std::optional<LocatedChunk> read_stored_mpi(void* under, hid_t under_vol_id, MPI_File fh,
                                            const std::vector<std::uint64_t>& origin) {
   const std::vector<hsize_t> offset(origin.begin(), origin.end());
-  StoredChunk chunk;
+  LocatedChunk chunk;
   const std::optional<hsize_t> located =
       locate_stored_chunk(under, under_vol_id, offset.data(), H5P_DATASET_XFER_DEFAULT, chunk);
   if (!located) return std::nullopt;
@@ -317,7 +317,7 @@ int assign_rounds(std::vector<OwnedChunk>& owned) {
 
 void ParallelWrite::run(SparseDataset& d, const MpiComm& comm, Op op, const std::vector<ChunkPiece>& pieces,
                         const ChunkGrid& grid, hid_t full_space, const std::uint8_t* source, hid_t dxpl) {
-  const SparseParams& params = d.params_;
+  const SparseParams& params = d.params();
   const std::size_t es = params.layout.element_size;
   const int nranks = comm.size();
   const std::size_t ranks = std::size_t(nranks);
@@ -422,9 +422,10 @@ void ParallelWrite::run(SparseDataset& d, const MpiComm& comm, Op op, const std:
     const MPI_File fh = work.empty() ? MPI_FILE_NULL : mpi_file_handle(d.under_, d.under_vol_id_);
     for (auto& [index, contributions] : work) {
       const std::vector<std::uint64_t> origin = grid.chunk_origin(index);
-      const std::optional<StoredChunk> old = read_stored_mpi(d.under_, d.under_vol_id_, fh, origin);
+      const std::optional<LocatedChunk> old = read_stored_mpi(d.under_, d.under_vol_id_, fh, origin);
       const bool stored = old.has_value();
-      StructuredChunk chunk = d.decode_stored(origin, old ? &*old : nullptr);
+      NativeChunkStore names = d.store(H5P_DATASET_XFER_DEFAULT);  // names the chunk of a failure
+      StructuredChunk chunk = d.engine_.decode_stored(names, origin, old ? &*old : nullptr);
       for (const Contribution& c : contributions) {
         if (op == Op::write) merger.write(chunk, c.pieces.data(), c.pieces.data() + c.pieces.size(), c.values);
         else merger.erase(chunk, c.pieces.data(), c.pieces.data() + c.pieces.size());

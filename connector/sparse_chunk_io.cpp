@@ -64,11 +64,11 @@ class ChunkAccess {
     return stored_chunk_index(o_->under, o_->under_vol_id, dims_.size(), dxpl_);
   }
 
-  std::optional<StoredChunk> read(const std::vector<hsize_t>& origin) const {
+  std::optional<LocatedChunk> read(const std::vector<hsize_t>& origin) const {
     return read_stored_chunk(o_->under, o_->under_vol_id, origin, dxpl_);
   }
 
-  StoredChunk read(const IndexEntry& e) const { return read_listed_chunk(o_->under, o_->under_vol_id, e, dxpl_); }
+  LocatedChunk read(const IndexEntry& e) const { return read_listed_chunk(o_->under, o_->under_vol_id, e, dxpl_); }
 
   /// The sections of a stored chunk (header and stored checksums verified).
   std::array<SectionBytes, 2> sections(const StoredChunk& chunk, const std::vector<hsize_t>& origin) const {
@@ -118,14 +118,14 @@ class ChunkAccess {
     // A read-only file fails here; an SWMR writer must not overwrite a flushed chunk in place
     // (see SparseDataset::write).
     if (check_writable(o_->under, o_->under_vol_id, dxpl_))
-      if (const std::optional<StoredChunk> old = read(at)) avoid_chunk_size(stored, old->bytes.size(), *layout_);
+      if (const std::optional<LocatedChunk> old = read(at)) avoid_chunk_size(stored, old->bytes.size(), *layout_);
     write_stored_chunk(o_->under, o_->under_vol_id, at, stored, dxpl_);
   }
 
   void read_struct(const H5SparseReadStructChunkArgs& a) const {
     const std::vector<hsize_t> at = origin(a.offset);
     H5SPARSE_FAIL_IF(a.chunk_info == nullptr, ErrorCode::invalid_argument, where(at) + ": chunk_info is required");
-    const std::optional<StoredChunk> chunk = read(at);
+    const std::optional<LocatedChunk> chunk = read(at);
     H5SPARSE_FAIL_IF(!chunk, ErrorCode::invalid_argument, where(at) + ": no chunk is stored there");
     const auto s = sections(*chunk, at);
     size_t capacity[2] = {a.chunk_info->section_size[0], a.chunk_info->section_size[1]};
@@ -163,7 +163,7 @@ class ChunkAccess {
         if (!meets) continue;
       }
       if (seen++ != a.chunk_index) continue;
-      const StoredChunk chunk = read(e);
+      const LocatedChunk chunk = read(e);
       describe(sections(chunk, e.origin), a.chunk_info);
       if (a.offset) std::copy(e.origin.begin(), e.origin.end(), a.offset);
       if (a.addr) *a.addr = chunk.addr;
@@ -177,7 +177,7 @@ class ChunkAccess {
 
   void info_by_coord(const H5SparseStructChunkInfoByCoordArgs& a) const {
     const std::vector<hsize_t> at = origin(a.offset);
-    const std::optional<StoredChunk> chunk = read(at);
+    const std::optional<LocatedChunk> chunk = read(at);
     if (!chunk) {  // RFC: size 0, address undefined, chunk_info untouched
       if (a.addr) *a.addr = HADDR_UNDEF;
       if (a.chunk_size) *a.chunk_size = 0;
@@ -191,7 +191,7 @@ class ChunkAccess {
   int iterate(const H5SparseStructChunkIterArgs& a) const {
     H5SPARSE_FAIL_IF(a.op == nullptr, ErrorCode::invalid_argument, context() + ": no callback given");
     for (const IndexEntry& e : index()) {
-      const StoredChunk chunk = read(e);
+      const LocatedChunk chunk = read(e);
       h5sparse_struct_chunk_info_t info;
       describe(sections(chunk, e.origin), &info);
       haddr_t addr = chunk.addr;

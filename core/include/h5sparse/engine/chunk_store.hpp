@@ -1,0 +1,49 @@
+// Where the sparse engine keeps a dataset's chunks: stored chunks addressed by their first
+// element, as HDF5's direct chunk operations address them. The connector implements it over the
+// native dataset below (connector/native_chunk_store.*), tests over memory
+// (test/unit/memory_chunk_store.hpp). The engine calls a store only on the thread that called
+// the engine: HDF5 is not thread-safe, so chunk I/O paces the calling thread while workers
+// encode and decode.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "h5sparse/codecs.hpp"
+
+namespace h5sparse {
+
+using Coords = std::vector<std::uint64_t>;
+
+/// A chunk as stored: its bytes and the filter mask they were stored with (bit 0 set: stored
+/// around the structured-chunk filter, a dense chunk with every element defined).
+struct StoredChunk {
+  RawBytes bytes;  ///< read into whole: not zeroed when it grows
+  unsigned filter_mask = 0;
+};
+
+class ChunkStore {
+ public:
+  virtual ~ChunkStore() = default;
+
+  /// Reads the chunk whose first element is `origin` into `into`, reusing its buffer; false,
+  /// `into` unchanged, when none is stored. A failed lookup throws: it never passes for a chunk
+  /// that is not stored (a write would then replace what is).
+  virtual bool read(const Coords& origin, StoredChunk& into) = 0;
+  /// Reads a chunk whose stored size `size` (> 0) the caller knows from list().
+  virtual void read_sized(const Coords& origin, std::uint64_t size, StoredChunk& into) = 0;
+  /// Stores `bytes` as the chunk at `origin` with filter mask 0.
+  virtual void write(const Coords& origin, ByteView bytes) = 0;
+  /// Calls `f(origin, stored size)` for every stored chunk, in the index's order. The calls
+  /// come after the listing, so `f` may read and write chunks.
+  virtual void list(const std::function<void(const Coords&, std::uint64_t)>& f) = 0;
+  /// True when a chunk must not be rewritten with its old size (an SWMR writer would overwrite
+  /// the flushed copy in place: readers and crash recovery need it intact).
+  virtual bool moves_rewritten_chunks() const = 0;
+  /// "dataset '/a/b'": the store's name in messages.
+  virtual std::string name() const = 0;
+};
+
+}  // namespace h5sparse

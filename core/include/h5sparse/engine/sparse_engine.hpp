@@ -1,0 +1,116 @@
+// The sparse engine: the RFC's operations on a sparse dataset (define by writing, read with the
+// fill value for undefined elements, erase, get-defined, extent change) as reads and writes of
+// whole structured chunks in a ChunkStore. What to touch arrives as ChunkPieces of a ChunkGrid
+// (grouped by chunk, `source` numbering elements in the caller's order) and values in the
+// dataset's element type: datatype conversion and HDF5 selections stay with the caller.
+//
+// Chunks are encoded and decoded on the worker pool (chunk_threads.hpp); the store is called on
+// the calling thread only. Every failure is an Error naming the store and the chunk.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "h5sparse/chunk_grid.hpp"
+#include "h5sparse/chunk_threads.hpp"
+#include "h5sparse/decoded_chunk_cache.hpp"
+#include "h5sparse/engine/chunk_store.hpp"
+#include "h5sparse/sparse_layout.hpp"
+
+namespace h5sparse {
+
+/// The generation of sparse data in this process: a counter every change of a sparse
+/// dataset's stored chunks or extent advances, before and after (a failure half-way leaves
+/// nothing cached either). Decoded chunks are valid only at the generation they were decoded
+/// at, so a change through any handle of any dataset makes every cache start over: coarse,
+/// but nothing to track, and no handle misses a change made through another.
+std::uint64_t sparse_generation() noexcept;
+void note_sparse_change() noexcept;
+
+/// Advances the generation when made and again when destroyed.
+class SparseChange {
+ public:
+  SparseChange() noexcept { note_sparse_change(); }
+  ~SparseChange() { note_sparse_change(); }
+  SparseChange(const SparseChange&) = delete;
+  SparseChange& operator=(const SparseChange&) = delete;
+};
+
+/// The chunks an operation touches and its pieces of each: `whole` (every element of the
+/// extent in row-major order; each chunk's pieces follow from its position) or `pieces`
+/// grouped by chunk (group_by_chunk).
+struct ChunkRequest {
+  const ChunkGrid& grid;
+  const std::vector<ChunkPiece>& pieces;  ///< empty when whole
+  bool whole = false;
+  std::uint64_t elements = 0;  ///< elements selected
+};
+
+/// Where a read puts element `source` of its pieces: dest[source * element size].
+struct ReadTarget {
+  std::uint8_t* dest;
+  const std::uint8_t* fill;  ///< null: zeros
+  bool streaming;            ///< streaming stores (stream_store.hpp); the engine fences them
+  bool callers_memory;       ///< dest is the caller's final buffer (faulted in ahead)
+};
+
+/// Where each chunk's group of pieces starts, followed by pieces.size(): chunk k's pieces are
+/// [starts[k], starts[k + 1]).
+std::vector<std::size_t> chunk_group_starts(const std::vector<ChunkPiece>& pieces);
+
+class SparseEngine {
+ public:
+  /// `decoded_cache_bytes`: decoded chunks kept between reads (0: none; a store other
+  /// processes change, SWMR readers and MPI-IO files, must keep none).
+  SparseEngine(SparseParams params, std::size_t decoded_cache_bytes);
+
+  const SparseParams& params() const { return params_; }
+
+  /// Define-by-write: the elements of `pieces` take their values from
+  /// `values + piece.source * element size`; later duplicates win. With the fill-is-undefined
+  /// option, written fill values leave elements undefined.
+  void write(ChunkStore& store, const ChunkGrid& grid, const std::vector<ChunkPiece>& pieces,
+             const std::uint8_t* values) const;
+  /// Reads the request into `to`: defined values, the fill value elsewhere.
+  void read(ChunkStore& store, const ChunkRequest& request, const ReadTarget& to) const;
+  /// Makes the elements of `pieces` undefined.
+  void erase(ChunkStore& store, const ChunkGrid& grid, const std::vector<ChunkPiece>& pieces) const;
+  /// The defined elements among `pieces`, as linear offsets in the extent, ascending, unique.
+  std::vector<std::uint64_t> defined(ChunkStore& store, const ChunkGrid& grid,
+                                     const std::vector<ChunkPiece>& pieces) const;
+  /// Decodes each chunk of `pieces`, throwing the first failure naming its chunk (a failed
+  /// read elsewhere cannot say which chunk it was).
+  void check_chunks(ChunkStore& store, const ChunkGrid& grid, const std::vector<ChunkPiece>& pieces) const;
+
+  /// The structured chunk stored at `origin`, empty when none is stored; `stored_size` gets
+  /// the stored size when one is.
+  StructuredChunk read_chunk(ChunkStore& store, const Coords& origin, std::size_t* stored_size = nullptr) const;
+  /// The structured chunk of stored bytes (null: nothing stored, empty).
+  StructuredChunk decode_stored(ChunkStore& store, const Coords& origin, const StoredChunk* stored) const;
+  /// Stores `chunk` at `origin`, in a size other than `replaced_size` when the store moves
+  /// rewritten chunks (0: nothing was stored there).
+  void write_chunk(ChunkStore& store, const Coords& origin, const StructuredChunk& chunk,
+                   std::size_t replaced_size) const;
+  void write_stored(ChunkStore& store, const Coords& origin, ByteView stored, std::size_t replaced_size) const;
+  /// Rethrows a chunk's failure as the serial path throws it: an Error gets the store and chunk
+  /// in front of its message.
+  [[noreturn]] void rethrow_naming_chunk(const ChunkStore& store, const IndexedFailure& failure,
+                                         const Coords& origin) const;
+
+ private:
+  void read_through_cache(ChunkStore& store, const ChunkRequest& request, const std::vector<std::size_t>& starts,
+                          const ReadTarget& to) const;
+  void read_decoding(ChunkStore& store, const ChunkRequest& request, const std::vector<std::size_t>& starts,
+                     const ReadTarget& to) const;
+  std::vector<std::uint64_t> stored_sizes(ChunkStore& store, const ChunkGrid& grid) const;
+
+  SparseParams params_;
+  // Decoded chunks of partial reads (null: none kept).
+  std::unique_ptr<DecodedChunkCache> decoded_;
+};
+
+/// "(0, 64)": coordinates for messages.
+std::string coords_text(const Coords& coords);
+
+}  // namespace h5sparse
