@@ -1,0 +1,48 @@
+// A ChunkStore in memory for the engine's unit tests: chunks in a map by origin, with switches
+// for an SWMR writer's rule and for a write that fails.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "h5sparse/engine/chunk_store.hpp"
+#include "h5sparse/error.hpp"
+
+class MemoryChunkStore final : public h5sparse::ChunkStore {
+ public:
+  bool read(const h5sparse::Coords& origin, h5sparse::StoredChunk& into) override {
+    const auto it = chunks.find(origin);
+    if (it == chunks.end()) return false;
+    into.bytes.assign(it->second.begin(), it->second.end());
+    into.filter_mask = 0;
+    return true;
+  }
+  void read_sized(const h5sparse::Coords& origin, std::uint64_t size, h5sparse::StoredChunk& into) override {
+    if (!read(origin, into) || into.bytes.size() != size) throw std::logic_error("read_sized: wrong size");
+  }
+  void write(const h5sparse::Coords& origin, h5sparse::ByteView bytes) override {
+    if (writes_left == 0) throw h5sparse::Error(h5sparse::ErrorCode::invalid_argument, "the store refused a write");
+    --writes_left;
+    if (moves && chunks.count(origin) && chunks[origin].size() == bytes.size)
+      throw std::logic_error("a chunk was rewritten in place");
+    chunks[origin] = h5sparse::Bytes(bytes.data, bytes.data + bytes.size);
+  }
+  void list(const std::function<void(const h5sparse::Coords&, std::uint64_t)>& f) override {
+    const auto copy = chunks;
+    for (const auto& [origin, bytes] : copy) f(origin, bytes.size());
+  }
+  bool moves_rewritten_chunks() const override { return moves; }
+  /// As HDF5 changes an extent: chunks wholly outside the new extent are dropped.
+  void change_extent(const h5sparse::Coords& dims) {
+    for (auto it = chunks.begin(); it != chunks.end();) {
+      bool inside = true;
+      for (std::size_t d = 0; d < dims.size(); ++d) inside = inside && it->first[d] < dims[d];
+      it = inside ? std::next(it) : chunks.erase(it);
+    }
+  }
+  std::string name() const override { return "store 'memory'"; }
+
+  std::map<h5sparse::Coords, h5sparse::Bytes> chunks;
+  bool moves = false;                 // as an SWMR writer: a rewritten chunk must change size
+  std::size_t writes_left = SIZE_MAX;  // writes before the store starts refusing them
+};
