@@ -116,7 +116,7 @@ class ChunkAccess {
       throw Error(e.code(), where(at) + ": " + e.what());
     }
     // A read-only file fails here; an SWMR writer must not overwrite a flushed chunk in place
-    // (see SparseDataset::write).
+    // (see SparseEngine::write_stored).
     if (check_writable(o_->under, o_->under_vol_id, dxpl_))
       if (const std::optional<LocatedChunk> old = read(at)) avoid_chunk_size(stored, old->bytes.size(), *layout_);
     write_stored_chunk(o_->under, o_->under_vol_id, at, stored, dxpl_);

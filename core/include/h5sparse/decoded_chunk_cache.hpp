@@ -5,7 +5,7 @@
 //
 // Coherence is by generation, not by tracking what a change touched: the caller passes the
 // generation of the data it may see (a counter every change of any sparse dataset advances,
-// sparse_change.hpp), and a cache that filled at another generation forgets everything first.
+// engine/sparse_engine.hpp), and a cache that filled at another generation forgets everything first.
 #pragma once
 
 #include <cstddef>

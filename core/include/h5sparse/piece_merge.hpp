@@ -1,7 +1,7 @@
 // Applying one write or erase to one structured chunk, given as the pieces of a selection
 // that fall into that chunk (core/chunk_grid) and the values in selection order. The parallel
 // connector's chunk owners apply what each rank sent them with it, rank by rank. (The serial
-// write path, SparseDataset::write, has its own vectorised variant of the same rule that
+// write path, SparseEngine::write (engine/sparse_write.cpp), has its own vectorised variant of the same rule that
 // encodes new chunks in place; the model tests hold both to the RFC semantics.)
 #pragma once
 
