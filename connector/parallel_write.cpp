@@ -20,6 +20,7 @@
 
 #include "error_stack.hpp"
 #include "h5sparse/error.hpp"
+#include "h5sparse/engine/owner_merge.hpp"
 #include "h5sparse/piece_merge.hpp"
 #include "native_dataset.hpp"
 #include "pre_encoded_chunks.hpp"
@@ -168,36 +169,6 @@ void agree(const MpiComm& comm, const char* what, Step&& step) {
               " (its error stack says why); no rank changed the dataset");
 }
 
-// --- messages: per chunk [chunk, piece count, (start, length) per piece, values if a write] ----
-void put_u64(Bytes& out, std::uint64_t v) {
-  const std::size_t at = out.size();
-  out.resize(at + 8);
-  std::memcpy(&out[at], &v, 8);
-}
-
-std::uint64_t get_u64(const std::uint8_t*& p, const std::uint8_t* end) {
-  H5SPARSE_FAIL_IF(end - p < 8, ErrorCode::codec_failure, "truncated exchange message");
-  std::uint64_t v;
-  std::memcpy(&v, p, 8);
-  p += 8;
-  return v;
-}
-
-// What one rank asks the owner to do to one chunk.
-struct Contribution {
-  std::vector<ChunkPiece> pieces;  // source: element index into `values`
-  const std::uint8_t* values = nullptr;
-};
-
-// The chunk as its owner stores it this time: the dense image HDF5 will hand the filter and
-// the structured chunk the filter must return for it.
-struct OwnedChunk {
-  std::uint64_t chunk;
-  Bytes dense;
-  Bytes encoded;
-  int round = 0;
-};
-
 }  // namespace
 
 bool ParallelWrite::on_mpi_file(void* under, hid_t under_vol_id) {
@@ -254,7 +225,7 @@ void ParallelWrite::write(SparseDataset& d, hid_t mem_type, hid_t mem_space, hid
   clock.lap("prepare");
   g_clock = &clock;
   try {
-    run(d, *comm, Op::write, pieces, sel->grid, sel->full.get(), source, dxpl);
+    run(d, *comm, OwnerOp::write, pieces, sel->grid, sel->full.get(), source, dxpl);
   } catch (...) {
     g_clock = nullptr;
     throw;
@@ -276,276 +247,194 @@ void ParallelWrite::erase(SparseDataset& d, hid_t file_space, hid_t dxpl) {
                         "cannot request collective transfer");
     }
   });
-  run(d, *comm, Op::erase, pieces, sel->grid, sel->full.get(), nullptr, d.collective_dxpl_.get());
+  run(d, *comm, OwnerOp::erase, pieces, sel->grid, sel->full.get(), nullptr, d.collective_dxpl_.get());
 }
 
 namespace {
 
-// Rounds: within one collective H5Dwrite a rank's dense images must identify their encodings.
-// Chunks whose images are equal byte for byte but whose encodings differ (e.g. one erased
-// chunk and one whose defined elements all hold the fill value) go into different rounds.
-int assign_rounds(std::vector<OwnedChunk>& owned) {
-  std::unordered_multimap<std::uint64_t, std::size_t> by_image;
-  int rounds = owned.empty() ? 0 : 1;
-  for (std::size_t i = 0; i < owned.size(); ++i) {
-    const std::uint64_t h = xxh3_64(owned[i].dense.data(), owned[i].dense.size());
-    std::vector<int> taken;  // rounds holding the same image with another encoding
-    bool same_as_earlier = false;
-    const auto [first, last] = by_image.equal_range(h);
-    for (auto it = first; it != last && !same_as_earlier; ++it) {
-      const OwnedChunk& other = owned[it->second];
-      if (other.dense != owned[i].dense) continue;
-      if (other.encoded == owned[i].encoded) {
-        owned[i].round = other.round;
-        same_as_earlier = true;
-      } else {
-        taken.push_back(other.round);
-      }
-    }
-    if (!same_as_earlier) {
-      int r = 0;
-      while (std::find(taken.begin(), taken.end(), r) != taken.end()) ++r;
-      owned[i].round = r;
-    }
-    rounds = std::max(rounds, owned[i].round + 1);
-    by_image.emplace(h, i);
+// Step 1 (core's owner_merge.hpp) on the wire: every rank's messages to every other
+// (MPI_Alltoallv); `received[r]` points into `storage`.
+std::vector<ByteView> exchange(const MpiComm& comm, std::vector<Bytes>& messages, Bytes& storage) {
+  const std::size_t ranks = std::size_t(comm.size());
+  std::vector<long long> send_sizes(ranks), recv_sizes(ranks);
+  for (std::size_t r = 0; r < ranks; ++r) send_sizes[r] = static_cast<long long>(messages[r].size());
+  check_mpi(MPI_Alltoall(send_sizes.data(), 1, MPI_LONG_LONG, recv_sizes.data(), 1, MPI_LONG_LONG, comm.get()),
+            "exchanging message sizes");
+  long long send_total = 0, recv_total = 0;
+  for (std::size_t r = 0; r < ranks; ++r) {
+    send_total += send_sizes[r];
+    recv_total += recv_sizes[r];
   }
-  return rounds;
+  agree(comm, "the sparse exchange", [&] {
+    H5SPARSE_FAIL_IF(send_total > INT_MAX || recv_total > INT_MAX, ErrorCode::unsupported,
+                     "one collective sparse write may move at most 2 GiB to or from each rank; split the write");
+  });
+  std::vector<int> scounts(ranks), sdispls(ranks), rcounts(ranks), rdispls(ranks);
+  Bytes send(std::size_t(send_total ? send_total : 1));
+  storage.assign(std::size_t(recv_total ? recv_total : 1), 0);
+  for (std::size_t r = 0, s = 0, q = 0; r < ranks; ++r) {
+    scounts[r] = int(send_sizes[r]);
+    sdispls[r] = int(s);
+    if (!messages[r].empty()) std::memcpy(&send[s], messages[r].data(), messages[r].size());
+    s += std::size_t(scounts[r]);
+    rcounts[r] = int(recv_sizes[r]);
+    rdispls[r] = int(q);
+    q += std::size_t(rcounts[r]);
+  }
+  messages.clear();
+  check_mpi(MPI_Alltoallv(send.data(), scounts.data(), sdispls.data(), MPI_BYTE, storage.data(), rcounts.data(),
+                          rdispls.data(), MPI_BYTE, comm.get()),
+            "exchanging chunk pieces");
+  std::vector<ByteView> received;
+  for (std::size_t r = 0; r < ranks; ++r) received.emplace_back(storage.data() + rdispls[r], std::size_t(rcounts[r]));
+  return received;
+}
+
+// The file selection of one round's chunks (the part of each inside the extent).
+void select_chunks(hid_t space, const ChunkGrid& grid, const std::vector<const OwnedChunk*>& chunks) {
+  throw_if_negative(H5Sselect_none(space), "cannot clear the selection");
+  const std::size_t rank = grid.rank();
+  std::vector<hsize_t> start(rank), count(rank);
+  for (const OwnedChunk* o : chunks) {
+    const std::vector<std::uint64_t> origin = grid.chunk_origin(o->chunk);
+    for (std::size_t j = 0; j < rank; ++j) {
+      start[j] = origin[j];
+      count[j] = std::min(grid.chunk_dims()[j], grid.dataset_dims()[j] - origin[j]);
+    }
+    throw_if_negative(H5Sselect_hyperslab(space, H5S_SELECT_OR, start.data(), nullptr, count.data(), nullptr),
+                      "cannot select a chunk");
+  }
+}
+
+// One round's memory: the bounding box of its chunks, selected like the file (same shape, so
+// HDF5 maps memory to chunks block by block), each chunk's image copied into its place (pages
+// outside the selection are never touched).
+struct RoundMemory {
+  Handle space;
+  std::unique_ptr<std::uint8_t[]> bytes;
+};
+
+RoundMemory round_memory(const ChunkGrid& grid, const std::vector<const OwnedChunk*>& chunks, std::size_t es) {
+  const std::size_t rank = grid.rank();
+  const std::vector<std::uint64_t>& dims = grid.dataset_dims();
+  const std::vector<std::uint64_t>& cdims = grid.chunk_dims();
+  std::vector<std::uint64_t> lo(rank, 0), hi(rank, 0), box(rank, 1);
+  for (std::size_t c = 0; c < chunks.size(); ++c) {
+    const std::vector<std::uint64_t> origin = grid.chunk_origin(chunks[c]->chunk);
+    for (std::size_t j = 0; j < rank; ++j) {
+      const std::uint64_t end = std::min(origin[j] + cdims[j], dims[j]);
+      lo[j] = c == 0 ? origin[j] : std::min(lo[j], origin[j]);
+      hi[j] = c == 0 ? end : std::max(hi[j], end);
+    }
+  }
+  std::size_t box_elements = 1;
+  for (std::size_t j = 0; j < rank && !chunks.empty(); ++j) {
+    box[j] = hi[j] - lo[j];
+    box_elements *= std::size_t(box[j]);
+  }
+  const std::vector<hsize_t> box_dims(box.begin(), box.end());
+  RoundMemory m{checked(H5Screate_simple(int(rank), box_dims.data(), nullptr), "cannot create the memory dataspace"),
+                std::unique_ptr<std::uint8_t[]>(new std::uint8_t[box_elements * es])};
+  throw_if_negative(H5Sselect_none(m.space.get()), "cannot clear the memory selection");
+  std::vector<std::uint64_t> at(rank), count(rank);
+  for (const OwnedChunk* o : chunks) {
+    const std::vector<std::uint64_t> origin = grid.chunk_origin(o->chunk);
+    for (std::size_t j = 0; j < rank; ++j) {
+      at[j] = origin[j] - lo[j];
+      count[j] = std::min(cdims[j], dims[j] - origin[j]);
+    }
+    const std::vector<hsize_t> start(at.begin(), at.end()), block(count.begin(), count.end());
+    throw_if_negative(H5Sselect_hyperslab(m.space.get(), H5S_SELECT_OR, start.data(), nullptr, block.data(), nullptr),
+                      "cannot select a chunk in memory");
+    copy_image_into_box(o->dense.data(), cdims, count, at, box, es, m.bytes.get());
+  }
+  return m;
 }
 
 }  // namespace
 
-void ParallelWrite::run(SparseDataset& d, const MpiComm& comm, Op op, const std::vector<ChunkPiece>& pieces,
-                        const ChunkGrid& grid, hid_t full_space, const std::uint8_t* source, hid_t dxpl) {
+std::vector<OwnedChunk> ParallelWrite::merge(SparseDataset& d, OwnerOp op,
+                                             std::map<std::uint64_t, std::vector<Contribution>>& work,
+                                             const ChunkGrid& grid) {
   const SparseParams& params = d.params();
-  const std::size_t es = params.layout.element_size;
-  const int nranks = comm.size();
-  const std::size_t ranks = std::size_t(nranks);
+  PieceMerger merger(params.layout, params.fill.empty() ? nullptr : params.fill.data(), params.fill_is_undefined());
+  const MPI_File fh = work.empty() ? MPI_FILE_NULL : mpi_file_handle(d.under_, d.under_vol_id_);
+  NativeChunkStore names = d.store(H5P_DATASET_XFER_DEFAULT);  // names the chunk of a failure
+  std::vector<OwnedChunk> owned;
+  for (auto& [index, contributions] : work) {
+    const std::vector<std::uint64_t> origin = grid.chunk_origin(index);
+    const std::optional<LocatedChunk> old = read_stored_mpi(d.under_, d.under_vol_id_, fh, origin);
+    StructuredChunk chunk = d.engine_.decode_stored(names, origin, old ? &*old : nullptr);
+    std::optional<OwnedChunk> o = merge_contributions(params, grid, index, std::move(chunk), old.has_value(),
+                                                      contributions, op, d.fill_never_, merger);
+    if (o) owned.push_back(std::move(*o));
+  }
+  return owned;
+}
 
-  // 1. Pieces to their chunks' owners. Chunks are owned in contiguous runs of the chunk order
-  // (rank r: chunks [r*C/P, (r+1)*C/P)), so that ranks writing bands of rows mostly own what
-  // they write; what a rank owns itself is used in place, not sent.
-  const std::uint64_t chunk_count = grid.chunk_count();
-  auto owner_of = [&](std::uint64_t chunk) {
-    return std::size_t((static_cast<unsigned __int128>(chunk) * ranks) / chunk_count);
-  };
-  std::vector<Bytes> outgoing(ranks);
-  std::vector<Contribution> own;  // this rank's pieces of the chunks it owns, values in `source`
-  for (std::size_t begin = 0; begin < pieces.size();) {
-    std::size_t end = begin;
-    while (end < pieces.size() && pieces[end].chunk == pieces[begin].chunk) ++end;
-    const std::size_t owner = owner_of(pieces[begin].chunk);
-    if (owner == std::size_t(comm.rank())) {
-      own.push_back(Contribution{std::vector<ChunkPiece>(pieces.begin() + std::ptrdiff_t(begin),
-                                                         pieces.begin() + std::ptrdiff_t(end)),
-                                 source});
-      begin = end;
-      continue;
-    }
-    Bytes& out = outgoing[owner];
-    put_u64(out, pieces[begin].chunk);
-    put_u64(out, end - begin);
-    for (std::size_t i = begin; i < end; ++i) {
-      put_u64(out, pieces[i].in_chunk_start);
-      put_u64(out, pieces[i].length);
-    }
-    if (op == Op::write)
-      for (std::size_t i = begin; i < end; ++i)
-        out.insert(out.end(), source + pieces[i].source * es, source + (pieces[i].source + pieces[i].length) * es);
-    begin = end;
-  }
-  std::vector<long long> send_sizes(ranks), recv_sizes(ranks);
-  for (int r = 0; r < nranks; ++r) send_sizes[std::size_t(r)] = static_cast<long long>(outgoing[std::size_t(r)].size());
-  check_mpi(MPI_Alltoall(send_sizes.data(), 1, MPI_LONG_LONG, recv_sizes.data(), 1, MPI_LONG_LONG, comm.get()),
-            "exchanging message sizes");
-  long long send_total = 0, recv_total = 0;
-  for (int r = 0; r < nranks; ++r) {
-    send_total += send_sizes[std::size_t(r)];
-    recv_total += recv_sizes[std::size_t(r)];
-  }
-  agree(comm, "the sparse exchange", [&] {
-    H5SPARSE_FAIL_IF(send_total > INT_MAX || recv_total > INT_MAX, ErrorCode::unsupported,
-            "one collective sparse write may move at most 2 GiB to or from each rank; split the write");
-  });
-  std::vector<int> scounts(ranks), sdispls(ranks), rcounts(ranks),
-      rdispls(ranks);
-  Bytes send(std::size_t(send_total ? send_total : 1)), recv(std::size_t(recv_total ? recv_total : 1));
-  for (int r = 0, s = 0, q = 0; r < nranks; ++r) {
-    const std::size_t i = std::size_t(r);
-    scounts[i] = int(send_sizes[i]);
-    sdispls[i] = s;
-    if (!outgoing[i].empty()) std::memcpy(&send[std::size_t(s)], outgoing[i].data(), outgoing[i].size());
-    s += scounts[i];
-    rcounts[i] = int(recv_sizes[i]);
-    rdispls[i] = q;
-    q += rcounts[i];
-  }
-  outgoing.clear();
-  check_mpi(MPI_Alltoallv(send.data(), scounts.data(), sdispls.data(), MPI_BYTE, recv.data(), rcounts.data(),
-                          rdispls.data(), MPI_BYTE, comm.get()),
-            "exchanging chunk pieces");
+void ParallelWrite::run(SparseDataset& d, const MpiComm& comm, OwnerOp op, const std::vector<ChunkPiece>& pieces,
+                        const ChunkGrid& grid, hid_t full_space, const std::uint8_t* source, hid_t dxpl) {
+  const std::size_t es = d.params().layout.element_size;
+  const std::size_t self = std::size_t(comm.rank());
+  // 1. Pieces to their chunks' owners; what a rank owns itself is used in place, not sent.
+  RoutedPieces routed = route_to_owners(pieces, source, es, grid.chunk_count(), std::size_t(comm.size()), self);
+  Bytes storage;
+  const std::vector<ByteView> received = exchange(comm, routed.messages, storage);
   lap("exchange");
-
   // 2. Owners merge, rank by rank, and encode.
   std::vector<OwnedChunk> owned;
   int local_rounds = 0;
   agree(comm, "merging structured chunks", [&] {
-    std::map<std::uint64_t, std::vector<Contribution>> work;
-    for (int r = 0; r < nranks; ++r) {
-      if (r == comm.rank())  // in rank order like the others
-        for (Contribution& c : own) work[c.pieces.front().chunk].push_back(std::move(c));
-      const std::uint8_t* p = recv.data() + rdispls[std::size_t(r)];
-      const std::uint8_t* end = p + rcounts[std::size_t(r)];
-      while (p < end) {
-        Contribution c;
-        const std::uint64_t chunk = get_u64(p, end);
-        const std::uint64_t count = get_u64(p, end);
-        H5SPARSE_FAIL_IF(chunk >= grid.chunk_count() || count > std::uint64_t(end - p) / 16, ErrorCode::codec_failure,
-                "malformed exchange message");
-        std::uint64_t elements = 0;
-        for (std::uint64_t k = 0; k < count; ++k) {
-          const std::uint64_t start = get_u64(p, end), length = get_u64(p, end);
-          c.pieces.push_back(ChunkPiece{chunk, start, length, elements});
-          elements += length;
-        }
-        if (op == Op::write) {
-          H5SPARSE_FAIL_IF(std::uint64_t(end - p) < elements * es, ErrorCode::codec_failure, "truncated exchange message");
-          c.values = p;
-          p += elements * es;
-        }
-        work[chunk].push_back(std::move(c));
-      }
-    }
-    const std::uint8_t* fill = params.fill.empty() ? nullptr : params.fill.data();
-    PieceMerger merger(params.layout, fill, params.fill_is_undefined());
-    const std::uint64_t chunk_elements = params.layout.element_count();
-    const MPI_File fh = work.empty() ? MPI_FILE_NULL : mpi_file_handle(d.under_, d.under_vol_id_);
-    for (auto& [index, contributions] : work) {
-      const std::vector<std::uint64_t> origin = grid.chunk_origin(index);
-      const std::optional<LocatedChunk> old = read_stored_mpi(d.under_, d.under_vol_id_, fh, origin);
-      const bool stored = old.has_value();
-      NativeChunkStore names = d.store(H5P_DATASET_XFER_DEFAULT);  // names the chunk of a failure
-      StructuredChunk chunk = d.engine_.decode_stored(names, origin, old ? &*old : nullptr);
-      for (const Contribution& c : contributions) {
-        if (op == Op::write) merger.write(chunk, c.pieces.data(), c.pieces.data() + c.pieces.size(), c.values);
-        else merger.erase(chunk, c.pieces.data(), c.pieces.data() + c.pieces.size());
-      }
-      if (!stored && chunk.defined.none()) continue;  // nothing was there, nothing is now
-      OwnedChunk o{index, Bytes(chunk_elements * es), encode_chunk(chunk, params.layout), 0};
-      expand_to_dense(chunk, params.layout, fill, o.dense.data());
-      if (!stored && d.fill_never_) {
-        // HDF5 zero-fills the part of a new edge chunk outside the extent when fill values are
-        // never written: the image must be what the filter will be handed.
-        for (std::uint64_t k = 0; k < chunk_elements; ++k)
-          if (!grid.inside_extent(index, k)) std::memset(&o.dense[k * es], 0, es);
-      }
-      owned.push_back(std::move(o));
-    }
+    auto work = gather_contributions(received, std::move(routed.own), self, grid.chunk_count(), es, op);
+    owned = merge(d, op, work, grid);
     local_rounds = assign_rounds(owned);
   });
-  recv.clear();
+  storage.clear();
   lap("merge_encode");
   int rounds = 0;
   check_mpi(MPI_Allreduce(&local_rounds, &rounds, 1, MPI_INT, MPI_MAX, comm.get()), "counting write rounds");
-
-  // 3. One collective H5Dwrite per round: each owner selects its chunks (the part inside the
-  // extent) and writes their dense images; the filter swaps in the encoded chunks.
+  // 3. One collective H5Dwrite per round.
   H5Zregister(hdf5::structured_chunk_class());  // our copy of the filter: sees PreEncodedChunks
-  const std::size_t rank = grid.rank();
-  const std::vector<std::uint64_t>& dims = grid.dataset_dims();
-  const std::vector<std::uint64_t>& cdims = grid.chunk_dims();
-  std::vector<unsigned> cd_values = to_cd_values(params);
-  for (int round = 0; round < rounds; ++round) {
-    hdf5::PreEncodedChunks pre(cd_values);
-    Handle file_space = checked(H5Scopy(full_space), "cannot copy the dataspace");
-    Handle mem_space;
-    std::unique_ptr<std::uint8_t[]> memory;
-    herr_t rc = 0;
-    agree(comm, "preparing the collective chunk write", [&] {
-      throw_if_negative(H5Sselect_none(file_space.get()), "cannot clear the selection");
-      std::unordered_map<std::uint64_t, const OwnedChunk*> in_round;
-      for (const OwnedChunk& o : owned) {
-        if (o.round != round) continue;
-        in_round.emplace(o.chunk, &o);
-        pre.add(o.dense.data(), o.dense.size(), o.encoded);
-        const std::vector<std::uint64_t> origin = grid.chunk_origin(o.chunk);
-        std::vector<hsize_t> start(rank), count(rank);
-        for (std::size_t j = 0; j < rank; ++j) {
-          start[j] = origin[j];
-          count[j] = std::min(cdims[j], dims[j] - origin[j]);
-        }
-        throw_if_negative(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_OR, start.data(), nullptr, count.data(),
-                                              nullptr),
-                          "cannot select a chunk");
-      }
-      // Memory: the bounding box of this round's chunks, selected like the file (same shape,
-      // so HDF5 maps memory to chunks block by block), each chunk's image copied into its place
-      // (pages outside the selection are never touched).
-      std::vector<hsize_t> lo(rank, 0), hi(rank, 0);
-      bool first = true;
-      for (const auto& [index, o] : in_round) {
-        const std::vector<std::uint64_t> origin = grid.chunk_origin(index);
-        for (std::size_t j = 0; j < rank; ++j) {
-          const hsize_t end = std::min(origin[j] + cdims[j], dims[j]);
-          lo[j] = first ? origin[j] : std::min<hsize_t>(lo[j], origin[j]);
-          hi[j] = first ? end : std::max<hsize_t>(hi[j], end);
-        }
-        first = false;
-      }
-      std::vector<hsize_t> box(rank, 1);
-      std::size_t box_elements = 1;
-      for (std::size_t j = 0; j < rank && !in_round.empty(); ++j) {
-        box[j] = hi[j] - lo[j];
-        box_elements *= std::size_t(box[j]);
-      }
-      memory.reset(new std::uint8_t[box_elements * es]);
-      mem_space = checked(H5Screate_simple(int(rank), box.data(), nullptr), "cannot create the memory dataspace");
-      throw_if_negative(H5Sselect_none(mem_space.get()), "cannot clear the memory selection");
-      for (const auto& [index, o] : in_round) {
-        const std::vector<std::uint64_t> origin = grid.chunk_origin(index);
-        std::vector<hsize_t> at(rank), count(rank);
-        for (std::size_t j = 0; j < rank; ++j) {
-          at[j] = origin[j] - lo[j];
-          count[j] = std::min(cdims[j], dims[j] - origin[j]);
-        }
-        throw_if_negative(H5Sselect_hyperslab(mem_space.get(), H5S_SELECT_OR, at.data(), nullptr, count.data(), nullptr),
-                          "cannot select a chunk in memory");
-        // Copy the image row by row (rows along the last dimension), odometer over the others.
-        std::vector<hsize_t> i(rank, 0);
-        const std::size_t row = std::size_t(count[rank - 1]) * es;
-        while (true) {
-          std::size_t src = 0, dst = 0;
-          for (std::size_t j = 0; j < rank; ++j) {
-            src = src * cdims[j] + i[j];
-            dst = dst * box[j] + at[j] + i[j];
-          }
-          std::memcpy(&memory[dst * es], &o->dense[src * es], row);
-          std::size_t j = rank - 1;
-          while (j-- > 0 && ++i[j] == count[j]) i[j] = 0;
-          if (j == SIZE_MAX) break;
-        }
-      }
-    });
-    lap("select");
-    {
-      hdf5::PreEncodedChunks::Activation active(pre);
-      void* under = d.under_;
-      hid_t type = d.file_type_.get(), ms = mem_space.get(), fs = file_space.get();
-      const void* bufs[] = {memory.get()};
-      rc = H5VLdataset_write(1, &under, d.under_vol_id_, &type, &ms, &fs, dxpl, bufs, nullptr);
-    }
-    // Every registered chunk taken, nothing else encoded: else HDF5 stored something the
-    // connector did not mean (dense semantics) and the caller must know.
-    long long local[2] = {rc < 0 ? 1 : 0, static_cast<long long>(pre.misses() + pre.pending())}, total[2] = {0, 0};
-    check_mpi(MPI_Allreduce(local, total, 2, MPI_LONG_LONG, MPI_SUM, comm.get()), "checking the chunk write");
-    H5SPARSE_FAIL_IF(rc < 0, ErrorCode::codec_failure, "the collective write of structured chunks failed");
-    H5SPARSE_FAIL_IF(total[0] > 0, ErrorCode::codec_failure,
-            "the collective write of structured chunks failed on " + std::to_string(total[0]) + " rank(s)");
-    H5SPARSE_FAIL_IF(total[1] > 0, ErrorCode::codec_failure,
-            std::to_string(total[1]) + " chunk(s) of this collective write did not reach the file as the connector "
-            "encoded them (their defined elements may differ from what was written); please report this");
-  }
+  for (int round = 0; round < rounds; ++round) write_round(d, comm, owned, round, grid, full_space, dxpl);
   lap("collective_write");
+}
+
+// Each owner selects its chunks of the round (the part inside the extent) and writes their
+// dense images; the filter swaps in the encoded chunks.
+void ParallelWrite::write_round(SparseDataset& d, const MpiComm& comm, const std::vector<OwnedChunk>& owned, int round,
+                                const ChunkGrid& grid, hid_t full_space, hid_t dxpl) {
+  hdf5::PreEncodedChunks pre(to_cd_values(d.params()));
+  Handle file_space = checked(H5Scopy(full_space), "cannot copy the dataspace");
+  RoundMemory memory;
+  agree(comm, "preparing the collective chunk write", [&] {
+    std::vector<const OwnedChunk*> chunks;
+    for (const OwnedChunk& o : owned) {
+      if (o.round != round) continue;
+      chunks.push_back(&o);
+      pre.add(o.dense.data(), o.dense.size(), o.encoded);
+    }
+    select_chunks(file_space.get(), grid, chunks);
+    memory = round_memory(grid, chunks, d.params().layout.element_size);
+  });
+  lap("select");
+  herr_t rc = 0;
+  {
+    hdf5::PreEncodedChunks::Activation active(pre);
+    void* under = d.under_;
+    hid_t type = d.file_type_.get(), ms = memory.space.get(), fs = file_space.get();
+    const void* bufs[] = {memory.bytes.get()};
+    rc = H5VLdataset_write(1, &under, d.under_vol_id_, &type, &ms, &fs, dxpl, bufs, nullptr);
+  }
+  // Every registered chunk taken, nothing else encoded: else HDF5 stored something the
+  // connector did not mean (dense semantics) and the caller must know.
+  long long local[2] = {rc < 0 ? 1 : 0, static_cast<long long>(pre.misses() + pre.pending())}, total[2] = {0, 0};
+  check_mpi(MPI_Allreduce(local, total, 2, MPI_LONG_LONG, MPI_SUM, comm.get()), "checking the chunk write");
+  H5SPARSE_FAIL_IF(rc < 0, ErrorCode::codec_failure, "the collective write of structured chunks failed");
+  H5SPARSE_FAIL_IF(total[0] > 0, ErrorCode::codec_failure,
+                   "the collective write of structured chunks failed on " + std::to_string(total[0]) + " rank(s)");
+  H5SPARSE_FAIL_IF(total[1] > 0, ErrorCode::codec_failure,
+                   std::to_string(total[1]) + " chunk(s) of this collective write did not reach the file as the "
+                   "connector encoded them (their defined elements may differ from what was written); please report this");
 }
 
 }  // namespace h5sparse::vol

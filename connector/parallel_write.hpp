@@ -14,7 +14,10 @@
 #include <cstdint>
 #include <vector>
 
+#include <map>
+
 #include "h5sparse/chunk_grid.hpp"
+#include "h5sparse/engine/owner_merge.hpp"
 
 namespace h5sparse::vol {
 
@@ -33,10 +36,16 @@ class ParallelWrite {
   static void erase(SparseDataset& dataset, hid_t file_space, hid_t dxpl);
 
  private:
-  enum class Op { write, erase };
   /// The collective part, after each rank resolved its selection; `source` is null for erase.
-  static void run(SparseDataset& dataset, const MpiComm& comm, Op op, const std::vector<ChunkPiece>& pieces,
+  static void run(SparseDataset& dataset, const MpiComm& comm, OwnerOp op, const std::vector<ChunkPiece>& pieces,
                   const ChunkGrid& grid, hid_t full_space, const std::uint8_t* source, hid_t dxpl);
+  /// An owner's chunks: what is stored read with MPI-IO, the contributions merged and encoded.
+  static std::vector<OwnedChunk> merge(SparseDataset& dataset, OwnerOp op,
+                                       std::map<std::uint64_t, std::vector<Contribution>>& work,
+                                       const ChunkGrid& grid);
+  /// One collective H5Dwrite of the round's dense images, the filter swapping in the encodings.
+  static void write_round(SparseDataset& dataset, const MpiComm& comm, const std::vector<OwnedChunk>& owned,
+                          int round, const ChunkGrid& grid, hid_t full_space, hid_t dxpl);
 };
 
 }  // namespace h5sparse::vol
