@@ -56,5 +56,8 @@ void preserving_error_stack(Cleanup&& cleanup) noexcept {
 /// Thrown inside a guarded body when an HDF5 call failed and already pushed its own record,
 /// so call_guarded adds context without repeating HDF5's message.
 void throw_if_negative(long long hdf5_result, const char* what);
+inline void throw_if_negative(long long hdf5_result, const std::string& what) {
+  if (hdf5_result < 0) throw_if_negative(hdf5_result, what.c_str());
+}
 
 }  // namespace h5sparse::hdf5

@@ -23,8 +23,8 @@ constexpr std::size_t kCacheBytes = std::size_t(256) << 20;
 /// Values by element, from decoded chunks expanded to dense and kept while memory allows.
 class ValueSource {
  public:
-  explicit ValueSource(const SparseDataset& d) : d_(d) {
-    for (const StoredChunk& c : d.stored_chunks()) stored_.emplace(c.offset, c);
+  explicit ValueSource(const SparseReader& d) : d_(d) {
+    for (const ChunkEntry& c : d.stored_chunks()) stored_.emplace(c.origin, c);
   }
   const std::uint8_t* at(const std::uint64_t* coords) {
     const std::vector<std::uint64_t>& cd = d_.layout().dims;
@@ -51,8 +51,8 @@ class ValueSource {
   }
 
  private:
-  const SparseDataset& d_;
-  std::map<std::vector<std::uint64_t>, StoredChunk> stored_;
+  const SparseReader& d_;
+  std::map<std::vector<std::uint64_t>, ChunkEntry> stored_;
   std::map<std::vector<std::uint64_t>, Bytes> cache_;
   std::size_t cached_bytes_ = 0;
 };
@@ -83,16 +83,16 @@ Window window_of(const Arguments& args, const std::vector<std::uint64_t>& dims, 
   return w;
 }
 
-BoxList defined_boxes(const SparseDataset& d, const Window& w, const std::string& progress_mode) {
+BoxList defined_boxes(const SparseReader& d, const Window& w, const std::string& progress_mode) {
   const std::size_t r = d.rank();
   BoxList boxes(r);
-  const std::vector<StoredChunk> stored = d.stored_chunks();
+  const std::vector<ChunkEntry> stored = d.stored_chunks();
   Progress progress(progress_mode, "dump " + d.path(), stored.size());
-  for (const StoredChunk& chunk : stored) {
+  for (const ChunkEntry& chunk : stored) {
     progress.advance();
     bool touches = true;
     for (std::size_t k = 0; k < r; ++k)
-      touches = touches && chunk.offset[k] <= w.hi[k] && chunk.offset[k] + d.layout().dims[k] > w.lo[k];
+      touches = touches && chunk.origin[k] <= w.hi[k] && chunk.origin[k] + d.layout().dims[k] > w.lo[k];
     if (!touches) continue;
     const StructuredChunk decoded = d.decode(chunk, d.read_raw(chunk));
     d.for_each_defined_run(chunk, decoded, [&](const std::uint64_t* row, std::uint64_t first, std::uint64_t n,
@@ -169,7 +169,7 @@ void print_block_data(Printer& p, const BoxList& boxes, std::size_t i, ValueSour
 void dump_dataset(hid_t file, const std::string& path, const Arguments& args, std::ostream& out) {
   const bool with_data = args.has("sparse-data");
   Handle dset = open_dataset(file, path);
-  const SparseDataset sparse(dset.get(), path);
+  const SparseReader sparse(dset.get(), path);
   Handle type = checked_handle(H5Dget_type(dset.get()), "cannot read the datatype of " + path);
   const BoxList boxes = defined_boxes(sparse, window_of(args, sparse.dims(), path), args.progress_mode());
   const std::size_t r = sparse.rank();

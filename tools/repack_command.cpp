@@ -23,7 +23,7 @@ namespace {
 
 void write_dense(const Plan& plan, const std::string& path, hid_t in, hid_t out_group, const char* name,
                  std::ostream& report) {
-  const SparseDataset sparse(in, path);
+  const SparseReader sparse(in, path);
   Handle type = checked_handle(H5Dget_type(in), "cannot read the datatype of " + path);
   Handle file_type = checked_handle(H5Tcopy(type.get()), "cannot copy the datatype of " + path);
   const ChunkLayout& layout = sparse.layout();
@@ -46,19 +46,19 @@ void write_dense(const Plan& plan, const std::string& path, hid_t in, hid_t out_
                                          H5P_DEFAULT),
                               "cannot create dense dataset " + path);
 
-  const std::vector<StoredChunk> chunks = sparse.stored_chunks();
+  const std::vector<ChunkEntry> chunks = sparse.stored_chunks();
   Progress progress(plan.progress, "repack " + path, chunks.size());
   Bytes dense(layout.element_count() * layout.element_size);
   std::uint64_t defined = 0;
-  for (const StoredChunk& chunk : chunks) {
+  for (const ChunkEntry& chunk : chunks) {
     progress.advance();
-    const std::vector<std::uint64_t> region = region_of(chunk.offset, layout.dims, sparse.dims());
+    const std::vector<std::uint64_t> region = region_of(chunk.origin, layout.dims, sparse.dims());
     if (empty_region(region)) continue;
     const StructuredChunk decoded = sparse.decode(chunk, sparse.read_raw(chunk));
     sparse.for_each_defined_run(chunk, decoded, [&](const std::uint64_t*, std::uint64_t, std::uint64_t length,
                                                     std::uint64_t) { defined += length; });
     expand_to_dense(decoded, layout, sparse.fill().data(), dense.data());
-    auto [mem_space, file_space] = chunk_spaces(out.get(), chunk.offset, layout.dims, region);
+    auto [mem_space, file_space] = chunk_spaces(out.get(), chunk.origin, layout.dims, region);
     check(H5Dwrite(out.get(), type.get(), mem_space.get(), file_space.get(), H5P_DEFAULT, dense.data()),
           "cannot write " + path + " at " + sparse.chunk_name(chunk));
   }
@@ -93,7 +93,7 @@ int run_repack(const Arguments& args, std::ostream& out) {
   std::map<std::string, std::string> named;  // object key -> the name the user gave
   for (const std::string& p : plan.datasets) {  // fail before writing anything
     Handle d = open_dataset(in.get(), p);
-    if (!plan.to_sparse) SparseDataset(d.get(), p);
+    if (!plan.to_sparse) SparseReader(d.get(), p);
     named.emplace(object_key(d.get()), p);
   }
   std::map<std::string, std::string> listed;  // object key -> its DATASET header in the list
@@ -105,7 +105,7 @@ int run_repack(const Arguments& args, std::ostream& out) {
   SparseWriter sparse_writer(plan, out);
   const RewritePredicate wants = [&](const std::string&, hid_t dset) {
     if (!plan.datasets.empty()) return named.count(object_key(dset)) != 0;
-    return plan.to_sparse ? sparse_writer.convertible(dset) : SparseDataset::is_sparse(dset);
+    return plan.to_sparse ? sparse_writer.convertible(dset) : SparseReader::is_sparse(dset);
   };
   const Rewriter rewrite = [&](const std::string& path, hid_t dset, hid_t group, const char* name) {
     const std::string key = object_key(dset);

@@ -64,16 +64,16 @@ struct Totals {
 void show_dataset(hid_t file, const std::string& path, const Arguments& args, std::ostream& out) {
   const bool per_chunk = args.has("chunks");
   Handle dset = open_dataset(file, path);
-  SparseDataset sparse(dset.get(), path);
+  SparseReader sparse(dset.get(), path);
   Handle type = checked_handle(H5Dget_type(dset.get()), "cannot read the datatype of " + path);
   const ChunkLayout& layout = sparse.layout();
   Totals t;
   std::vector<std::string> chunk_lines;
-  const std::vector<StoredChunk> stored = sparse.stored_chunks();
+  const std::vector<ChunkEntry> stored = sparse.stored_chunks();
   Progress progress(args.progress_mode(), "show " + path, stored.size());
-  for (const StoredChunk& chunk : stored) {
+  for (const ChunkEntry& chunk : stored) {
     progress.advance();
-    const Bytes raw = sparse.read_raw(chunk);
+    const StoredChunk raw = sparse.read_raw(chunk);
     const StructuredChunk decoded = sparse.decode(chunk, raw);
     const ChunkAnatomy a = sparse.anatomy(chunk, raw, decoded);
     t.stored += chunk.size;

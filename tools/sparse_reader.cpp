@@ -21,31 +21,26 @@ std::string layout_name(hid_t dcpl) {
   }
 }
 
-int collect_chunk(const hsize_t* offset, unsigned filter_mask, haddr_t addr, hsize_t size, void* data) {
-  auto* s = static_cast<std::pair<std::size_t, std::vector<StoredChunk>*>*>(data);
-  s->second->push_back({std::vector<std::uint64_t>(offset, offset + s->first), filter_mask, addr, size});
-  return H5_ITER_CONT;
-}
-
 }  // namespace
 
 std::vector<std::string> sparse_dataset_paths(hid_t file) {
   std::vector<std::string> paths;
   for (const std::string& p : list_datasets(file)) {
     Handle d = open_dataset(file, p);
-    if (SparseDataset::is_sparse(d.get())) paths.push_back(p);
+    if (SparseReader::is_sparse(d.get())) paths.push_back(p);
   }
   return paths;
 }
 
-bool SparseDataset::is_sparse(hid_t dset) {
+bool SparseReader::is_sparse(hid_t dset) {
   Handle dcpl = checked_handle(H5Dget_create_plist(dset), "cannot read a dataset's creation properties");
   if (H5Pget_layout(dcpl.get()) != H5D_CHUNKED) return false;
   const auto values = hdf5::filter_values(dcpl.get(), kFilterStructuredChunk);
   return values && is_complete_form(values->data(), values->size());
 }
 
-SparseDataset::SparseDataset(hid_t dset, std::string path) : dset_(dset), path_(std::move(path)) {
+SparseReader::SparseReader(hid_t dset, std::string path)
+    : dset_(dset), path_(std::move(path)), store_(dset, path_, dataset_dims(dset).size()) {
   Handle dcpl = checked_handle(H5Dget_create_plist(dset), "cannot read the creation properties of " + path_);
   const auto values = hdf5::filter_values(dcpl.get(), kFilterStructuredChunk);
   if (H5Pget_layout(dcpl.get()) != H5D_CHUNKED || !values)
@@ -56,8 +51,9 @@ SparseDataset::SparseDataset(hid_t dset, std::string path) : dset_(dset), path_(
     fail(ErrorCode::invalid_argument, path_ + " is not a sparse dataset: filter " +
                                           std::to_string(kFilterStructuredChunk) +
                                           " holds request-form parameters (HDF5 never ran its set_local)");
+  SparseParams params;
   try {
-    params_ = from_cd_values(values->data(), values->size());
+    params = from_cd_values(values->data(), values->size());
   } catch (const Error& e) {
     fail(ErrorCode::corrupt_data, path_ + ": structured-chunk parameters: " + e.what());
   }
@@ -66,50 +62,31 @@ SparseDataset::SparseDataset(hid_t dset, std::string path) : dset_(dset), path_(
   const std::size_t type_size = H5Tget_size(type.get());
   std::vector<hsize_t> chunk(dims_.size() + 1);
   const int chunk_rank = H5Pget_chunk(dcpl.get(), int(chunk.size()), chunk.data());
-  const bool consistent = type_size == params_.layout.element_size && chunk_rank == int(dims_.size()) &&
-                          std::equal(params_.layout.dims.begin(), params_.layout.dims.end(), chunk.begin(),
+  const bool consistent = type_size == params.layout.element_size && chunk_rank == int(dims_.size()) &&
+                          std::equal(params.layout.dims.begin(), params.layout.dims.end(), chunk.begin(),
                                      chunk.begin() + chunk_rank);
   if (!consistent)
     fail(ErrorCode::corrupt_data, path_ + ": structured-chunk parameters disagree with the dataset's "
                                           "element size or chunk dimensions");
-  fill_ = params_.fill.empty() ? Bytes(params_.layout.element_size, 0) : params_.fill;
+  fill_ = params.fill.empty() ? Bytes(params.layout.element_size, 0) : params.fill;
+  engine_ = std::make_unique<SparseEngine>(std::move(params), 0);
 }
 
-std::vector<StoredChunk> SparseDataset::stored_chunks() const {
-  std::vector<StoredChunk> chunks;
-  std::pair<std::size_t, std::vector<StoredChunk>*> state{rank(), &chunks};
-  check(H5Dchunk_iter(dset_, H5P_DEFAULT, collect_chunk, &state), "cannot list the stored chunks of " + path_);
-  return chunks;
-}
+std::vector<ChunkEntry> SparseReader::stored_chunks() const { return store_.entries(); }
 
-Bytes SparseDataset::read_raw(const StoredChunk& chunk) const {
-  Bytes raw(chunk.size);
-  std::vector<hsize_t> offset(chunk.offset.begin(), chunk.offset.end());
-  std::uint32_t mask = 0;
-  check(H5Dread_chunk(dset_, H5P_DEFAULT, offset.data(), &mask, raw.data()),
-        "cannot read chunk " + chunk_name(chunk) + " of " + path_);
+StoredChunk SparseReader::read_raw(const ChunkEntry& chunk) const {
+  StoredChunk raw;
+  store_.read_sized(chunk.origin, chunk.size, raw);
   return raw;
 }
 
-StructuredChunk SparseDataset::decode(const StoredChunk& chunk, const Bytes& raw) const {
-  const ChunkLayout& l = layout();
-  if (chunk.filter_mask & 1) {  // written around the filter: HDF5 reads these bytes as the dense chunk
-    H5SPARSE_FAIL_IF(raw.size() != l.element_count() * l.element_size, ErrorCode::corrupt_data,
-                     path_ + ", chunk " + chunk_name(chunk) + ": stored unfiltered with " +
-                         std::to_string(raw.size()) + " bytes, not a dense chunk");
-    StructuredChunk dense{ChunkSelection(l.element_count()), raw};
-    dense.defined.set_range(0, l.element_count());
-    return dense;
-  }
-  try {
-    return decode_chunk(raw.data(), raw.size(), l);
-  } catch (const Error& e) {
-    throw Error(e.code(), path_ + ", chunk " + chunk_name(chunk) + ": " + e.what());
-  }
+StructuredChunk SparseReader::decode(const ChunkEntry& chunk, const StoredChunk& raw) const {
+  return engine_->decode_stored(store_, chunk.origin, &raw);
 }
 
-ChunkAnatomy SparseDataset::anatomy(const StoredChunk& chunk, const Bytes& raw,
-                                    const StructuredChunk& decoded) const {
+ChunkAnatomy SparseReader::anatomy(const ChunkEntry& chunk, const StoredChunk& stored_chunk,
+                                   const StructuredChunk& decoded) const {
+  const RawBytes& raw = stored_chunk.bytes;
   ChunkAnatomy a;
   for_each_defined_run(chunk, decoded, [&](const std::uint64_t*, std::uint64_t, std::uint64_t n, std::uint64_t) {
     a.defined_in_extent += n;
@@ -129,7 +106,7 @@ ChunkAnatomy SparseDataset::anatomy(const StoredChunk& chunk, const Bytes& raw,
   return a;
 }
 
-void SparseDataset::for_each_defined_run(const StoredChunk& chunk, const StructuredChunk& decoded,
+void SparseReader::for_each_defined_run(const ChunkEntry& chunk, const StructuredChunk& decoded,
                                          const RunVisitor& f) const {
   const std::vector<std::uint64_t>& cdims = layout().dims;
   const std::size_t r = rank();
@@ -144,11 +121,11 @@ void SparseDataset::for_each_defined_run(const StoredChunk& chunk, const Structu
       std::uint64_t rest = at / row_length;
       bool inside = true;
       for (std::size_t d = r - 1; d-- > 0;) {
-        row[d] = chunk.offset[d] + rest % cdims[d];
+        row[d] = chunk.origin[d] + rest % cdims[d];
         rest /= cdims[d];
         inside = inside && row[d] < dims_[d];
       }
-      const std::uint64_t start = chunk.offset[r - 1] + col;
+      const std::uint64_t start = chunk.origin[r - 1] + col;
       const std::uint64_t end = std::min(start + take, dims_[r - 1]);
       if (inside && start < end) f(row.data(), start, end - start, value_index);
       value_index += take;
@@ -158,8 +135,8 @@ void SparseDataset::for_each_defined_run(const StoredChunk& chunk, const Structu
   });
 }
 
-std::string SparseDataset::chunk_name(const StoredChunk& chunk) const {
-  return format_coords(chunk.offset.data(), chunk.offset.size());
+std::string SparseReader::chunk_name(const ChunkEntry& chunk) const {
+  return format_coords(chunk.origin.data(), chunk.origin.size());
 }
 
 }  // namespace h5sparse::tool

@@ -1,6 +1,7 @@
 // Reading a sparse dataset the way any HDF5 1.14 program can: its parameters from the
 // structured-chunk filter's cd_values in the DCPL, its stored chunks with H5Dchunk_iter and
-// H5Dread_chunk on the native connector, decoded by the core. No VOL connector is involved,
+// H5Dread_chunk on the native connector (hdf5_support's DatasetChunkStore), decoded by the
+// sparse engine as the connector decodes them. No VOL connector is involved,
 // so this works on files from anywhere and never depends on how a connector answers chunk
 // queries for sparse datasets.
 #pragma once
@@ -9,22 +10,21 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "dataset_chunk_store.hpp"
+#include "h5sparse/engine/sparse_engine.hpp"
 #include "h5sparse/selection_codec.hpp"
 #include "h5sparse/sparse_layout.hpp"
 #include "h5sparse/structured_chunk.hpp"
 
 namespace h5sparse::tool {
 
-/// One stored chunk, as H5Dchunk_iter reports it.
-struct StoredChunk {
-  std::vector<std::uint64_t> offset;  ///< element coordinates of the chunk's first element
-  unsigned filter_mask = 0;           ///< bit 0 set: stored without the structured-chunk filter
-  haddr_t address = HADDR_UNDEF;
-  std::uint64_t size = 0;             ///< stored bytes
-};
+/// One stored chunk, as H5Dchunk_iter reports it (filter mask bit 0 set: stored without the
+/// structured-chunk filter).
+using ChunkEntry = hdf5::DatasetChunkStore::Entry;
 
 /// What one chunk holds, beyond its decoded content (for per-chunk reports).
 struct ChunkAnatomy {
@@ -36,48 +36,49 @@ struct ChunkAnatomy {
 /// Paths of every sparse dataset in the file, in list_datasets() order.
 std::vector<std::string> sparse_dataset_paths(hid_t file);
 
-class SparseDataset {
+class SparseReader {
  public:
   /// True when the dataset's pipeline holds the structured-chunk filter in its complete form.
   static bool is_sparse(hid_t dset);
 
   /// Reads the parameters; throws Error(invalid_argument) when the dataset is not sparse
   /// (naming its layout) and Error(corrupt_data) when its parameters do not parse.
-  SparseDataset(hid_t dset, std::string path);
+  SparseReader(hid_t dset, std::string path);
 
   hid_t id() const noexcept { return dset_; }
   const std::string& path() const noexcept { return path_; }
-  const SparseParams& params() const noexcept { return params_; }
-  const ChunkLayout& layout() const noexcept { return params_.layout; }
+  const SparseParams& params() const noexcept { return engine_->params(); }
+  const ChunkLayout& layout() const noexcept { return params().layout; }
   std::size_t rank() const noexcept { return dims_.size(); }
   const std::vector<std::uint64_t>& dims() const noexcept { return dims_; }
   /// Bytes of the fill value in the file type (params' fill, or zeros).
   const Bytes& fill() const noexcept { return fill_; }
 
   /// Every stored chunk, in the order of HDF5's chunk index.
-  std::vector<StoredChunk> stored_chunks() const;
-  /// The chunk's stored bytes (H5Dread_chunk).
-  Bytes read_raw(const StoredChunk& chunk) const;
-  /// Decodes and verifies; errors name the dataset and the chunk. A chunk stored without the
-  /// filter (mask bit 0) is a dense chunk: every element defined.
-  StructuredChunk decode(const StoredChunk& chunk, const Bytes& raw) const;
+  std::vector<ChunkEntry> stored_chunks() const;
+  /// The chunk's stored bytes and filter mask (H5Dread_chunk).
+  StoredChunk read_raw(const ChunkEntry& chunk) const;
+  /// Decodes and verifies, as the engine does; errors name the dataset and the chunk. A chunk
+  /// stored without the filter (mask bit 0) is a dense chunk: every element defined.
+  StructuredChunk decode(const ChunkEntry& chunk, const StoredChunk& raw) const;
   /// Header, selection encoding and defined count of a chunk already decoded.
-  ChunkAnatomy anatomy(const StoredChunk& chunk, const Bytes& raw, const StructuredChunk& decoded) const;
+  ChunkAnatomy anatomy(const ChunkEntry& chunk, const StoredChunk& raw, const StructuredChunk& decoded) const;
 
   /// Calls f(row, first, length, value_index) for every run of defined elements inside the
   /// extent, along the last dimension: `row` holds the other rank-1 coordinates (dataset
   /// coordinates), `value_index` is the index in decoded.values of the run's first element.
   using RunVisitor = std::function<void(const std::uint64_t* row, std::uint64_t first, std::uint64_t length,
                                         std::uint64_t value_index)>;
-  void for_each_defined_run(const StoredChunk& chunk, const StructuredChunk& decoded, const RunVisitor& f) const;
+  void for_each_defined_run(const ChunkEntry& chunk, const StructuredChunk& decoded, const RunVisitor& f) const;
 
   /// "(16,0)": how errors and reports name a chunk.
-  std::string chunk_name(const StoredChunk& chunk) const;
+  std::string chunk_name(const ChunkEntry& chunk) const;
 
  private:
   hid_t dset_;
   std::string path_;
-  SparseParams params_;
+  std::unique_ptr<SparseEngine> engine_;
+  mutable hdf5::DatasetChunkStore store_;
   std::vector<std::uint64_t> dims_;
   Bytes fill_;
 };

@@ -107,7 +107,7 @@ bool SparseWriter::convertible(hid_t dset) const {
   Handle type = checked_handle(H5Dget_type(dset), "cannot read a datatype");
   Handle space = checked_handle(H5Dget_space(dset), "cannot read a dataspace");
   return H5Sget_simple_extent_type(space.get()) == H5S_SIMPLE && H5Tdetect_class(type.get(), H5T_VLEN) <= 0 &&
-         H5Tis_variable_str(type.get()) <= 0 && !SparseDataset::is_sparse(dset);
+         H5Tis_variable_str(type.get()) <= 0 && !SparseReader::is_sparse(dset);
 }
 
 const BoxList* SparseWriter::list_for(const std::string& path, std::size_t rank) const {

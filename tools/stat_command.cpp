@@ -23,17 +23,17 @@ int run_stat(const Arguments& args, std::ostream& out) {
     Handle dcpl = checked_handle(H5Dget_create_plist(dset.get()), "cannot read the properties of " + path);
     if (H5Pget_external_count(dcpl.get()) > 0) external += unsigned(H5Pget_external_count(dcpl.get()));
     std::set<int> filters;
-    if (SparseDataset::is_sparse(dset.get())) {
+    if (SparseReader::is_sparse(dset.get())) {
       ++sparse;
-      const SparseDataset d(dset.get(), path);
+      const SparseReader d(dset.get(), path);
       for (const SectionPipeline* p : {&d.layout().selection_pipeline, &d.layout().values_pipeline})
         for (const SectionFilter& f : *p) filters.insert(f.id);
       std::uint64_t n = 1;
       for (std::uint64_t v : d.dims()) n *= v;
       elements += n;
-      const std::vector<StoredChunk> chunks = d.stored_chunks();
+      const std::vector<ChunkEntry> chunks = d.stored_chunks();
       Progress progress(args.progress_mode(), "stat " + path, chunks.size());
-      for (const StoredChunk& chunk : chunks) {
+      for (const ChunkEntry& chunk : chunks) {
         progress.advance();
         stored += chunk.size;
         d.for_each_defined_run(chunk, d.decode(chunk, d.read_raw(chunk)),

@@ -415,10 +415,10 @@ def test_corrupt_chunk_is_named(corpus, tmp_path):
         byte = f.read(1)
         f.seek(int(where[0]))
         f.write(bytes([byte[0] ^ 0x40]))
-    chunk = "(" + ",".join(re.findall(r"\d+", where[1])) + ")"
+    chunk = "(" + ", ".join(re.findall(r"\d+", where[1])) + ")"
     for command in ("show", "dump"):
         expect_failure(tool(command, broken, "-d", "/grp/f4_blosc", check=False),
-                       f"/grp/f4_blosc, chunk {chunk}: section 1 (values) stored-bytes checksum mismatch", "corrupt data")
+                       f"dataset '/grp/f4_blosc', chunk at {chunk}: section 1 (values) stored-bytes checksum mismatch", "corrupt data")
 
 
 STORED_CHUNKS_SCRIPT = r"""

@@ -1,0 +1,68 @@
+// The engine's chunk store over the public direct chunk API (dataset_chunk_store.hpp).
+#include "dataset_chunk_store.hpp"
+
+#include "error_stack.hpp"
+#include "h5sparse/engine/sparse_engine.hpp"
+#include "h5sparse/error.hpp"
+
+namespace h5sparse::hdf5 {
+namespace {
+
+struct Listing {
+  std::size_t rank;
+  std::vector<DatasetChunkStore::Entry>* entries;
+};
+
+int collect_entry(const hsize_t* offset, unsigned filter_mask, haddr_t addr, hsize_t size, void* data) {
+  auto* listing = static_cast<Listing*>(data);
+  try {
+    listing->entries->push_back({Coords(offset, offset + listing->rank), filter_mask, addr, size});
+  } catch (...) {
+    return H5_ITER_ERROR;  // out of memory: the iteration fails, HDF5 reports it
+  }
+  return H5_ITER_CONT;
+}
+
+}  // namespace
+
+bool DatasetChunkStore::read(const Coords& origin, StoredChunk& into) {
+  const std::vector<hsize_t> at(origin.begin(), origin.end());
+  unsigned mask = 0;
+  haddr_t address = HADDR_UNDEF;
+  hsize_t size = 0;
+  throw_if_negative(H5Dget_chunk_info_by_coord(dset_, at.data(), &mask, &address, &size),
+                    "cannot look up chunk " + coords_text(origin) + " of " + name());
+  if (address == HADDR_UNDEF || size == 0) return false;
+  read_sized(origin, size, into);
+  return true;
+}
+
+void DatasetChunkStore::read_sized(const Coords& origin, std::uint64_t size, StoredChunk& into) {
+  const std::vector<hsize_t> at(origin.begin(), origin.end());
+  into.bytes.resize(size);
+  std::uint32_t mask = 0;
+  throw_if_negative(H5Dread_chunk(dset_, H5P_DEFAULT, at.data(), &mask, into.bytes.data()),
+                    "cannot read chunk " + coords_text(origin) + " of " + name());
+  into.filter_mask = mask;
+}
+
+void DatasetChunkStore::write(const Coords& origin, ByteView bytes) {
+  H5SPARSE_FAIL_IF(bytes.size > 0xFFFFFFFFu, ErrorCode::unsupported, "a stored chunk is limited to 4 GiB");
+  const std::vector<hsize_t> at(origin.begin(), origin.end());
+  throw_if_negative(H5Dwrite_chunk(dset_, H5P_DEFAULT, 0, at.data(), bytes.size, bytes.data),
+                    "cannot write chunk " + coords_text(origin) + " of " + name());
+}
+
+std::vector<DatasetChunkStore::Entry> DatasetChunkStore::entries() const {
+  std::vector<Entry> entries;
+  Listing listing{rank_, &entries};
+  throw_if_negative(H5Dchunk_iter(dset_, H5P_DEFAULT, collect_entry, &listing),
+                    "cannot list the stored chunks of " + name());
+  return entries;
+}
+
+void DatasetChunkStore::list(const std::function<void(const Coords&, std::uint64_t)>& f) {
+  for (const Entry& e : entries()) f(e.origin, e.size);
+}
+
+}  // namespace h5sparse::hdf5
