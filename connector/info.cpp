@@ -40,7 +40,7 @@ void* info_copy(const void* info) noexcept {
     if (src->under_vol_info != nullptr &&
         H5VLcopy_connector_info(src->under_vol_id, &copy->under_vol_info, src->under_vol_info) < 0) {
       info_free(copy);
-      throw Error(ErrorCode::codec_failure, "cannot copy the info of the connector below");
+      throw Error(ErrorCode::hdf5_call, "cannot copy the info of the connector below");
     }
     return copy;
   });
@@ -136,7 +136,7 @@ hid_t under_fapl(hid_t fapl, const Info* info) {
                          : H5Pset_vol(copy, H5VL_NATIVE, nullptr);
   if (rc < 0) {
     H5Pclose(copy);
-    throw Error(ErrorCode::codec_failure, "cannot set the connector below on the file access property list");
+    throw Error(ErrorCode::hdf5_call, "cannot set the connector below on the file access property list");
   }
   return copy;
 }

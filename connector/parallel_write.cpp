@@ -59,7 +59,7 @@ using hdf5::Handle;
 using hdf5::throw_if_negative;
 
 void check_mpi(int rc, const char* what) {
-  H5SPARSE_FAIL_IF(rc != MPI_SUCCESS, ErrorCode::codec_failure, std::string("MPI failure: ") + what);
+  H5SPARSE_FAIL_IF(rc != MPI_SUCCESS, ErrorCode::mpi_failure, std::string("MPI failure: ") + what);
 }
 
 void* file_of(void* under, hid_t under_vol_id) {
@@ -100,7 +100,7 @@ MPI_File mpi_file_handle(void* under, hid_t under_vol_id) {
   throw_if_negative(H5VLfile_optional(file_of(under, under_vol_id), under_vol_id, &args, H5P_DATASET_XFER_DEFAULT,
                                       nullptr),
                     "cannot get the file's MPI-IO handle");
-  H5SPARSE_FAIL_IF(handle == nullptr, ErrorCode::codec_failure, "the file has no MPI-IO handle");
+  H5SPARSE_FAIL_IF(handle == nullptr, ErrorCode::hdf5_call, "the file has no MPI-IO handle");
   return *static_cast<MPI_File*>(handle);
 }
 
@@ -429,10 +429,10 @@ void ParallelWrite::write_round(SparseDataset& d, const MpiComm& comm, const std
   // connector did not mean (dense semantics) and the caller must know.
   long long local[2] = {rc < 0 ? 1 : 0, static_cast<long long>(pre.misses() + pre.pending())}, total[2] = {0, 0};
   check_mpi(MPI_Allreduce(local, total, 2, MPI_LONG_LONG, MPI_SUM, comm.get()), "checking the chunk write");
-  H5SPARSE_FAIL_IF(rc < 0, ErrorCode::codec_failure, "the collective write of structured chunks failed");
-  H5SPARSE_FAIL_IF(total[0] > 0, ErrorCode::codec_failure,
+  H5SPARSE_FAIL_IF(rc < 0, ErrorCode::hdf5_call, "the collective write of structured chunks failed");
+  H5SPARSE_FAIL_IF(total[0] > 0, ErrorCode::hdf5_call,
                    "the collective write of structured chunks failed on " + std::to_string(total[0]) + " rank(s)");
-  H5SPARSE_FAIL_IF(total[1] > 0, ErrorCode::codec_failure,
+  H5SPARSE_FAIL_IF(total[1] > 0, ErrorCode::internal_error,
                    std::to_string(total[1]) + " chunk(s) of this collective write did not reach the file as the "
                    "connector encoded them (their defined elements may differ from what was written); please report this");
 }

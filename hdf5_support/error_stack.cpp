@@ -10,7 +10,7 @@ namespace {
 struct ErrorIds {
   hid_t error_class = H5I_INVALID_HID;
   hid_t major[4] = {H5I_INVALID_HID, H5I_INVALID_HID, H5I_INVALID_HID, H5I_INVALID_HID};
-  hid_t minor[7] = {};
+  hid_t minor[kErrorCodeCount + 1] = {};
 };
 
 std::mutex ids_mutex;
@@ -25,14 +25,15 @@ const ErrorIds& error_ids() {
   static const char* const kMajors[] = {"Filter plugin", "Sparse VOL connector", "Sparse client library",
                                         "Command-line tool"};
   for (int i = 0; i < 4; ++i) ids.major[i] = H5Ecreate_msg(ids.error_class, H5E_MAJOR, kMajors[i]);
-  for (int code = 1; code <= 6; ++code)
+  for (int code = 1; code <= kErrorCodeCount; ++code)
     ids.minor[code] = H5Ecreate_msg(ids.error_class, H5E_MINOR, error_code_name(ErrorCode(code)));
   return ids;
 }
 
 }  // namespace
 
-void push_error(Origin origin, ErrorCode code, const char* function, const std::string& message) noexcept {
+void push_error(Origin origin, ErrorCode code, const char* function, const std::string& message, const char* file,
+                int line) noexcept {
   try {
     // Looking the class up calls HDF5 API functions, which clear the stack: keep the records
     // already on it (HDF5's, or ours from the connector below a client call) under ours.
@@ -40,9 +41,9 @@ void push_error(Origin origin, ErrorCode code, const char* function, const std::
     preserving_error_stack([&] { ids_found = &error_ids(); });
     const ErrorIds& e = *ids_found;
     if (e.error_class < 0) return;
-    const int c = int(code) >= 1 && int(code) <= 6 ? int(code) : int(ErrorCode::codec_failure);
-    H5Epush2(H5E_DEFAULT, "h5sparse", function, 0, e.error_class, e.major[int(origin)], e.minor[c], "%s",
-             message.c_str());
+    const int c = int(code) >= 1 && int(code) <= kErrorCodeCount ? int(code) : int(ErrorCode::internal_error);
+    H5Epush2(H5E_DEFAULT, file ? file : "h5sparse", function, unsigned(line), e.error_class, e.major[int(origin)],
+             e.minor[c], "%s", message.c_str());
   } catch (...) {
     // Reporting must never throw; losing the record is the lesser evil.
   }
@@ -52,18 +53,14 @@ void report_current_exception(Origin origin, const char* function) noexcept {
   try {
     throw;
   } catch (const Error& e) {
-    push_error(origin, e.code(), function, e.what());
+    push_error(origin, e.code(), function, e.what(), e.file(), e.line());
   } catch (const std::bad_alloc&) {
     push_error(origin, ErrorCode::out_of_memory, function, "out of memory");
   } catch (const std::exception& e) {
-    push_error(origin, ErrorCode::codec_failure, function, e.what());
+    push_error(origin, ErrorCode::internal_error, function, e.what());
   } catch (...) {
-    push_error(origin, ErrorCode::codec_failure, function, "unknown exception");
+    push_error(origin, ErrorCode::internal_error, function, "unknown exception");
   }
-}
-
-void throw_if_negative(long long hdf5_result, const char* what) {
-  if (hdf5_result < 0) throw Error(ErrorCode::codec_failure, what);
 }
 
 }  // namespace h5sparse::hdf5

@@ -16,8 +16,10 @@ namespace h5sparse::hdf5 {
 /// Which part of the project reports: becomes the record's major message.
 enum class Origin { filter, connector, client, tool };
 
-/// Pushes a record of our class onto the default error stack. Never throws.
-void push_error(Origin origin, ErrorCode code, const char* function, const std::string& message) noexcept;
+/// Pushes a record of our class onto the default error stack, with the file and line where
+/// the failure was found (`file` null: "h5sparse", line 0). Never throws.
+void push_error(Origin origin, ErrorCode code, const char* function, const std::string& message,
+                const char* file = nullptr, int line = 0) noexcept;
 
 /// Reports the exception being handled (call only inside a catch block): pushes one record
 /// naming `function`. Order: our Error (its own code), bad_alloc, any std::exception, anything
@@ -54,10 +56,15 @@ void preserving_error_stack(Cleanup&& cleanup) noexcept {
 }
 
 /// Thrown inside a guarded body when an HDF5 call failed and already pushed its own record,
-/// so call_guarded adds context without repeating HDF5's message.
-void throw_if_negative(long long hdf5_result, const char* what);
-inline void throw_if_negative(long long hdf5_result, const std::string& what) {
-  if (hdf5_result < 0) throw_if_negative(hdf5_result, what.c_str());
+/// so call_guarded adds context without repeating HDF5's message: Error(hdf5_call) located at
+/// the caller.
+inline void throw_if_negative(long long hdf5_result, const char* what, const char* file = __builtin_FILE(),
+                              int line = __builtin_LINE()) {
+  if (hdf5_result < 0) throw Error(ErrorCode::hdf5_call, what, file, line);
+}
+inline void throw_if_negative(long long hdf5_result, const std::string& what, const char* file = __builtin_FILE(),
+                              int line = __builtin_LINE()) {
+  if (hdf5_result < 0) throw Error(ErrorCode::hdf5_call, what, file, line);
 }
 
 }  // namespace h5sparse::hdf5

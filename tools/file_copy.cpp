@@ -1,6 +1,8 @@
 // Object-by-object file copy with rewritten datasets (see file_copy.hpp).
 #include "file_copy.hpp"
 
+#include "error_stack.hpp"
+
 #include <map>
 #include <vector>
 
@@ -76,8 +78,10 @@ void copy_link(CopyState& state, hid_t in_group, hid_t out_group, const std::str
 void copy_group(CopyState& state, hid_t in_group, hid_t out_group, const std::string& path) {
   std::vector<std::string> names;
   auto collect = [](hid_t, const char* name, const H5L_info2_t*, void* data) -> herr_t {
-    static_cast<std::vector<std::string>*>(data)->push_back(name);
-    return 0;
+    return hdf5::call_guarded(hdf5::Origin::tool, "list_group", herr_t(-1), [&] {
+      static_cast<std::vector<std::string>*>(data)->push_back(name);
+      return herr_t(0);
+    });
   };
   check(H5Literate2(in_group, H5_INDEX_NAME, H5_ITER_INC, nullptr, collect, &names), "cannot list group " + path);
   for (const std::string& name : names) copy_link(state, in_group, out_group, path, name.c_str());

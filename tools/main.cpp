@@ -170,7 +170,7 @@ int main(int argc, char** argv) {
   } catch (const std::bad_alloc&) {
     return report_failure(command, Error(ErrorCode::out_of_memory, "out of memory"), 1);
   } catch (const std::exception& e) {
-    return report_failure(command, Error(ErrorCode::codec_failure, e.what()), 1);
+    return report_failure(command, Error(ErrorCode::internal_error, e.what()), 1);
   }
 }
 

@@ -1,6 +1,8 @@
 // HDF5 plumbing shared by the tool's commands (see tool_support.hpp).
 #include "tool_support.hpp"
 
+#include "error_stack.hpp"
+
 #include <H5LTpublic.h>
 #include <unistd.h>
 
@@ -13,14 +15,16 @@
 
 namespace h5sparse::tool {
 
-void fail(ErrorCode code, const std::string& message) { throw Error(code, message); }
-
-void check(long long result, const std::string& what) {
-  if (result < 0) throw Error(ErrorCode::invalid_argument, what);
+void fail(ErrorCode code, const std::string& message, const char* file, int line) {
+  throw Error(code, message, file, line);
 }
 
-Handle checked_handle(hid_t id, const std::string& what) {
-  check(id, what);
+void check(long long result, const std::string& what, const char* file, int line) {
+  if (result < 0) throw Error(ErrorCode::hdf5_call, what, file, line);
+}
+
+Handle checked_handle(hid_t id, const std::string& what, const char* file, int line) {
+  check(id, what, file, line);
   return Handle(id);
 }
 
@@ -78,9 +82,11 @@ std::string add_own_plugin_directory() {
 namespace {
 
 herr_t collect_dataset(hid_t, const char* name, const H5O_info2_t* info, void* data) {
-  if (info->type == H5O_TYPE_DATASET)
-    static_cast<std::vector<std::string>*>(data)->push_back(std::string("/") + name);
-  return 0;
+  return hdf5::call_guarded(hdf5::Origin::tool, "list_datasets", herr_t(-1), [&] {
+    if (info->type == H5O_TYPE_DATASET)
+      static_cast<std::vector<std::string>*>(data)->push_back(std::string("/") + name);
+    return herr_t(0);
+  });
 }
 
 }  // namespace

@@ -17,12 +17,14 @@ namespace h5sparse::tool {
 using hdf5::Handle;
 
 /// Throws Error(code, message): every failure of a command goes through here or H5SPARSE_FAIL_IF.
-[[noreturn]] void fail(ErrorCode code, const std::string& message);
+[[noreturn]] void fail(ErrorCode code, const std::string& message, const char* file = __builtin_FILE(),
+                       int line = __builtin_LINE());
 
 /// Runs an HDF5 call's result check: on a negative result HDF5 has pushed its own record;
 /// this adds ours saying what the tool was doing.
-void check(long long result, const std::string& what);
-Handle checked_handle(hid_t id, const std::string& what);
+void check(long long result, const std::string& what, const char* file = __builtin_FILE(), int line = __builtin_LINE());
+Handle checked_handle(hid_t id, const std::string& what, const char* file = __builtin_FILE(),
+                      int line = __builtin_LINE());
 
 /// Opens a file on the native connector, whatever HDF5_VOL_CONNECTOR says: the tool reads and
 /// writes stored chunks as they are, so it needs no connector and sees files from anywhere.

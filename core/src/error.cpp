@@ -11,6 +11,9 @@ const char* error_code_name(ErrorCode code) noexcept {
     case ErrorCode::codec_failure: return "codec failure";
     case ErrorCode::unsupported: return "unsupported";
     case ErrorCode::out_of_memory: return "out of memory";
+    case ErrorCode::hdf5_call: return "HDF5 call failed";
+    case ErrorCode::mpi_failure: return "MPI failure";
+    case ErrorCode::internal_error: return "internal error";
   }
   return "unknown error";
 }

@@ -5,7 +5,14 @@ import ctypes
 
 
 class H5SparseError(RuntimeError):
-    """An h5sparse call failed; the message holds the records of HDF5's error stack."""
+    """An h5sparse call failed; the message holds the records of HDF5's error stack, and
+    `records` the records themselves (from the API call down to where the failure was found): dicts with the error class ("HDF5",
+    "h5sparse"), file, line, function, minor (h5sparse's error code name for its own records)
+    and message."""
+
+    def __init__(self, message, records=()):
+        super().__init__(message)
+        self.records = list(records)
 
 
 class _ErrorRecord(ctypes.Structure):  # H5E_error2_t
@@ -18,18 +25,43 @@ _WALK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_uint, ctypes.POINTER(_ErrorRecor
 _phil = None
 
 
-def _error_text(lib):
+def _text(raw):
+    return raw.decode(errors="replace") if raw else ""
+
+
+def _error_records(lib):
+    """Takes the records of HDF5's default error stack (which it leaves empty), outermost first.
+    Walked on a copy: the calls that name a record's class and code would clear the default stack."""
     if not getattr(lib.H5Ewalk2, "argtypes", None):  # HDF5 itself, through libh5sparse's dependencies
         lib.H5Ewalk2.restype = ctypes.c_int
         lib.H5Ewalk2.argtypes = [ctypes.c_int64, ctypes.c_int, _WALK, ctypes.c_void_p]
-    messages = []
+        lib.H5Eget_class_name.restype = ctypes.c_ssize_t
+        lib.H5Eget_class_name.argtypes = [ctypes.c_int64, ctypes.c_char_p, ctypes.c_size_t]
+        lib.H5Eget_msg.restype = ctypes.c_ssize_t
+        lib.H5Eget_msg.argtypes = [ctypes.c_int64, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t]
+        lib.H5Eget_current_stack.restype = ctypes.c_int64
+        lib.H5Eclose_stack.argtypes = [ctypes.c_int64]
+    records = []
 
     def collect(_n, record, _data):
-        if record.contents.desc:
-            messages.append(record.contents.desc.decode(errors="replace"))
+        r = record.contents
+        cls, minor = ctypes.create_string_buffer(64), ctypes.create_string_buffer(128)
+        lib.H5Eget_class_name(r.cls_id, cls, 64)
+        lib.H5Eget_msg(r.min_num, None, minor, 128)
+        records.append({"class": _text(cls.value), "file": _text(r.file_name), "line": r.line,
+                        "function": _text(r.func_name), "minor": _text(minor.value), "message": _text(r.desc)})
         return 0
 
-    lib.H5Ewalk2(0, 1, _WALK(collect), None)  # H5E_DEFAULT, H5E_WALK_DOWNWARD
+    stack = lib.H5Eget_current_stack()
+    if stack < 0:
+        return records
+    lib.H5Ewalk2(stack, 1, _WALK(collect), None)  # H5E_WALK_DOWNWARD
+    lib.H5Eclose_stack(stack)
+    return records
+
+
+def _error_text(records):
+    messages = [r["message"] for r in records if r["message"]]
     return "; ".join(m for m in messages if not m.startswith(("unable to", "can't"))) or "see the HDF5 error stack"
 
 
@@ -42,6 +74,6 @@ def call(lib, what, dset, function, *args, error=H5SparseError):
     with _phil:
         rc = function(dset.id.id, *args)
         if rc < 0:
-            text = _error_text(lib)  # first: any HDF5 call (dset.name too) clears the error stack
-            raise error(f"{what} failed on {dset.name}: {text}")
+            records = _error_records(lib)  # first: any HDF5 call (dset.name too) clears the error stack
+            raise error(f"{what} failed on {dset.name}: {_error_text(records)}", records)
     return rc

@@ -166,3 +166,27 @@ def test_changes_to_a_read_only_file_fail_as_hdf5_does(tmp_path):
         assert np.array_equal(d[...], expected())
     with h5py.File(path, "r") as f:
         assert np.array_equal(f["grp/data"][...], expected())
+
+
+def test_error_records_carry_code_file_and_line(tmp_path):
+    """Our records on HDF5's stack say which stable code failed and where in our source, under
+    HDF5's own records of the same failure."""
+    path = tmp_path / "ro.h5"
+    make(path)[0].close()
+    with h5py.File(path, "r") as f:
+        with pytest.raises(h5sparse.H5SparseError) as caught:
+            h5sparse.erase(f["grp/data"], np.s_[3:5, 2:4])
+    found = [r for r in caught.value.records if r["class"] == "h5sparse" and "no write intent" in r["message"]]
+    assert found, caught.value.records
+    assert found[0]["minor"] == "invalid argument"
+    assert re.fullmatch(r"(connector|core|hdf5_support)/[a-z_/]+\.(cpp|hpp)", found[0]["file"]), found[0]
+    assert found[0]["line"] > 0
+    client = [r for r in caught.value.records if r["class"] == "h5sparse" and r["minor"] == "HDF5 call failed"]
+    assert client and client[0]["file"].startswith("client/"), caught.value.records  # the C API's own record
+
+    with h5py.File(tmp_path / "dense.h5", "w") as f:
+        d = f.create_dataset("d", data=np.arange(10), chunks=(5,))
+        with pytest.raises(h5sparse.H5SparseError) as caught:
+            h5sparse.erase(d)
+    ours = [r for r in caught.value.records if r["class"] == "h5sparse"]
+    assert ours and all(r["line"] > 0 and r["file"].endswith(".cpp") for r in ours), caught.value.records

@@ -1,18 +1,22 @@
 // HDF5's error stack as text for StoreError messages.
 #include "hangar/errors.hpp"
 
+#include "error_stack.hpp"
+
 namespace hangar {
 namespace {
 
 herr_t append_record(unsigned n, const H5E_error2_t* err, void* data) {
-  auto* text = static_cast<std::string*>(data);
-  char cls[64] = "", major[128] = "", minor[128] = "";
-  H5Eget_class_name(err->cls_id, cls, sizeof(cls));
-  H5Eget_msg(err->maj_num, nullptr, major, sizeof(major));
-  H5Eget_msg(err->min_num, nullptr, minor, sizeof(minor));
-  *text += "  #" + std::to_string(n) + " " + cls + " " + (err->func_name ? err->func_name : "") + "(): " +
-           (err->desc ? err->desc : "") + " [" + major + " / " + minor + "]\n";
-  return 0;
+  return h5sparse::hdf5::call_guarded(h5sparse::hdf5::Origin::tool, "error_text", herr_t(-1), [&] {
+    auto* text = static_cast<std::string*>(data);
+    char cls[64] = "", major[128] = "", minor[128] = "";
+    H5Eget_class_name(err->cls_id, cls, sizeof(cls));
+    H5Eget_msg(err->maj_num, nullptr, major, sizeof(major));
+    H5Eget_msg(err->min_num, nullptr, minor, sizeof(minor));
+    *text += "  #" + std::to_string(n) + " " + cls + " " + (err->func_name ? err->func_name : "") + "(): " +
+             (err->desc ? err->desc : "") + " [" + major + " / " + minor + "]\n";
+    return herr_t(0);
+  });
 }
 
 }  // namespace
