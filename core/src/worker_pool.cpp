@@ -1,14 +1,12 @@
 // The shared worker pool. One job at a time: a caller publishes (task, state, count) under the
 // pool's mutex, with a ticket (job number, next index) that everybody claims indices from.
 // The caller runs index 0, then claims and runs indices like any worker, so a worker that wakes
-// late costs nothing: the caller has taken its share by then (a wake-up takes 70-80 us on this
-// VM, 1 ms and more under load). The caller then waits only for the indices workers claimed
-// and still run: it polls for a bounded time (about as long as a sleep and wake-up cost)
-// before it sleeps; its core has nothing else of ours to do meanwhile. A worker that finished
-// a job polls for the next one for 300 us before it sleeps (a bounded cost, as libgomp's
-// default spin): a read's next chunk often comes sooner than that (HDF5's own work between
-// two 1 MiB chunks is 0.3-0.7 ms), and then the worker starts at once instead of after a
-// wake-up.
+// late costs nothing: the caller has taken its share by then. The caller then waits only for
+// the indices workers claimed and still run, and a worker that finished a job waits for the
+// next. By default both sleep at once: the library never busy-waits on a machine it shares.
+// H5SPARSE_POLL_US=N lets them poll up to N us first (as libgomp's OMP_WAIT_POLICY=active),
+// which takes a job or a result that comes within that time without a wake-up, for callers
+// that own their cores.
 //
 // Lifetime: the pool is allocated once and never destroyed (no destructor can run while a
 // worker might still wake), and the shared object holding this code is pinned in memory
@@ -24,6 +22,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <cstdlib>
 #include <mutex>
 #include <system_error>
 #include <thread>
@@ -38,12 +37,19 @@ namespace {
 using Task = void (*)(void*, int);
 using Clock = std::chrono::steady_clock;
 constexpr int kMaxWorkers = 255;
-// How long the caller polls for the workers' last indices before it sleeps.
-constexpr auto kCallerPoll = std::chrono::microseconds(100);
-// How long a worker that finished a job polls for the next before it sleeps. Measured on
-// 2-thread reads of 1 MiB Blosc chunks (fresh reader processes, 6 alternations, 00:25 UTC
-// 2026-11-23): median MB/s zstd 1526 -> 1597, lz4hc 1722 -> 1900 with 300 us against none.
-constexpr auto kWorkerPoll = std::chrono::microseconds(300);
+constexpr long kMaxPollMicroseconds = 100000;
+
+// How long a thread polls before it sleeps: H5SPARSE_POLL_US (0 to 100000), default 0.
+std::chrono::microseconds poll_budget() noexcept {
+  static const std::chrono::microseconds budget = [] {
+    const char* text = std::getenv("H5SPARSE_POLL_US");
+    char* end = nullptr;
+    const long us = text != nullptr ? std::strtol(text, &end, 10) : 0;
+    const bool valid = text != nullptr && end != text && *end == '\0' && us >= 0 && us <= kMaxPollMicroseconds;
+    return std::chrono::microseconds(valid ? us : 0);
+  }();
+  return budget;
+}
 
 void relax() noexcept {
 #if defined(__x86_64__) || defined(__i386__)
@@ -56,7 +62,7 @@ void relax() noexcept {
 // Polls `done()` for up to `budget`; true when it came true.
 template <typename Done>
 bool poll_for(std::chrono::microseconds budget, Done done) noexcept {
-  if (done()) return true;
+  if (done() || budget.count() == 0) return done();
   const Clock::time_point until = Clock::now() + budget;
   do {
     for (int i = 0; i < 64; ++i) {
@@ -118,7 +124,7 @@ class Pool {
     for (int i; (i = claim(job, count)) >= 0; ++mine) task(state, i);
     if (finished_.fetch_add(mine, std::memory_order_acq_rel) + mine == count) return;
     auto all_done = [&] { return finished_.load(std::memory_order_acquire) == count; };
-    if (poll_for(kCallerPoll, all_done)) return;
+    if (poll_for(poll_budget(), all_done)) return;
     std::unique_lock<std::mutex> lock(mutex_);
     done_.wait(lock, all_done);
   }
@@ -162,9 +168,7 @@ class Pool {
       Task task;
       void* state;
       int count;
-      // A chunk loop's next job usually comes within HDF5's per-chunk work; a worker that polls
-      // briefly takes it at once instead of after a 70-80 us wake-up (libgomp polls likewise).
-      poll_for(kWorkerPoll, [&] { return job_of(ticket_.load(std::memory_order_acquire)) != seen; });
+      poll_for(poll_budget(), [&] { return job_of(ticket_.load(std::memory_order_acquire)) != seen; });
       {
         std::unique_lock<std::mutex> lock(mutex_);
         wake_.wait(lock, [&] { return job_of(ticket_.load(std::memory_order_relaxed)) != seen; });
