@@ -8,6 +8,7 @@
 #endif
 
 #include "h5sparse/codecs.hpp"
+#include "h5sparse/cpu_features.hpp"
 
 namespace h5sparse {
 namespace {
@@ -31,28 +32,45 @@ inline std::uint64_t transpose_8x8(std::uint64_t x) noexcept {
 }
 
 // The fixed-size loops are written so that GCC and Clang vectorize them (this file is built
-// with -O3); on x86-64 the byte shuffle also gets an AVX2 clone chosen at load time. The Blosc
-// encoder (blosc_block_encoder.cpp) shuffles every block through here, so these must keep up
-// with c-blosc's own SIMD shuffles.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__has_attribute)
-#if __has_attribute(target_clones)
-#define H5SPARSE_SIMD_CLONES __attribute__((target_clones("avx2", "default")))
-#endif
-#endif
-#ifndef H5SPARSE_SIMD_CLONES
-#define H5SPARSE_SIMD_CLONES
-#endif
-
+// with -O3); on x86-64 each also has an AVX2 build, called when cpu_has_avx2(). Section
+// pipelines shuffle every chunk's sections through here.
 template <std::size_t N>
-H5SPARSE_SIMD_CLONES void shuffle_fixed(std::uint8_t* dst, const std::uint8_t* src, std::size_t count) noexcept {
+[[gnu::always_inline]] inline void shuffle_loop(std::uint8_t* dst, const std::uint8_t* src, std::size_t count) noexcept {
   for (std::size_t j = 0; j < count; ++j)
     for (std::size_t b = 0; b < N; ++b) dst[b * count + j] = src[j * N + b];
 }
 
 template <std::size_t N>
-H5SPARSE_SIMD_CLONES void unshuffle_fixed(std::uint8_t* dst, const std::uint8_t* src, std::size_t count) noexcept {
+[[gnu::always_inline]] inline void unshuffle_loop(std::uint8_t* dst, const std::uint8_t* src, std::size_t count) noexcept {
   for (std::size_t j = 0; j < count; ++j)
     for (std::size_t b = 0; b < N; ++b) dst[j * N + b] = src[b * count + j];
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+template <std::size_t N>
+__attribute__((target("avx2"))) void shuffle_avx2(std::uint8_t* dst, const std::uint8_t* src, std::size_t count) noexcept {
+  shuffle_loop<N>(dst, src, count);
+}
+template <std::size_t N>
+__attribute__((target("avx2"))) void unshuffle_avx2(std::uint8_t* dst, const std::uint8_t* src, std::size_t count) noexcept {
+  unshuffle_loop<N>(dst, src, count);
+}
+#endif
+
+template <std::size_t N>
+void shuffle_fixed(std::uint8_t* dst, const std::uint8_t* src, std::size_t count) noexcept {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  if (cpu_has_avx2()) return shuffle_avx2<N>(dst, src, count);
+#endif
+  shuffle_loop<N>(dst, src, count);
+}
+
+template <std::size_t N>
+void unshuffle_fixed(std::uint8_t* dst, const std::uint8_t* src, std::size_t count) noexcept {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  if (cpu_has_avx2()) return unshuffle_avx2<N>(dst, src, count);
+#endif
+  unshuffle_loop<N>(dst, src, count);
 }
 
 }  // namespace

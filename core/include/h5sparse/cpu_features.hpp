@@ -1,9 +1,17 @@
 // Instruction-set extensions chosen at run time. The library is built for baseline x86-64;
 // kernels that need more are compiled with target attributes and called only when the CPU has
-// what they use.
+// what they use. H5SPARSE_CPU caps the level used (baseline, popcnt, bmi2, avx2), so that the
+// tests and fuzz replays run every shipped variant on one machine (test/unit/CMakeLists.txt).
 #pragma once
 
 namespace h5sparse {
+
+/// The levels, each allowing what the ones below allow.
+enum class CpuLevel { baseline = 0, popcnt = 1, bmi2 = 2, avx2 = 3 };
+
+/// The highest level H5SPARSE_CPU allows (read once; unset: avx2, i.e. whatever the CPU has;
+/// an unknown value: baseline, with a message on stderr).
+CpuLevel cpu_level_cap() noexcept;
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 // Compile a function for CPUs with BMI1/BMI2 or POPCNT; call it only when cpu_has_bmi2() /
@@ -14,17 +22,19 @@ namespace h5sparse {
 
 /// AVX2 and POPCNT (every AVX2 CPU has POPCNT; the kernels use both).
 inline bool cpu_has_avx2() {
-  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
+  static const bool yes = cpu_level_cap() >= CpuLevel::avx2 && __builtin_cpu_supports("avx2") &&
+                          __builtin_cpu_supports("popcnt");
   return yes;
 }
 /// POPCNT (not part of baseline x86-64: __builtin_popcountll is a libgcc call there).
 inline bool cpu_has_popcnt() {
-  static const bool yes = __builtin_cpu_supports("popcnt");
+  static const bool yes = cpu_level_cap() >= CpuLevel::popcnt && __builtin_cpu_supports("popcnt");
   return yes;
 }
 /// BMI1 and BMI2 (shifts by a register without CL, TZCNT): the bit-stream loops' clones.
 inline bool cpu_has_bmi2() {
-  static const bool yes = __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2");
+  static const bool yes =
+      cpu_level_cap() >= CpuLevel::bmi2 && __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2");
   return yes;
 }
 #else
