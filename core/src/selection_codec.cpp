@@ -411,102 +411,122 @@ Bytes encode_selection(const ChunkSelection& s, const std::vector<std::uint64_t>
   return rice_first && rice.size() < bitmap_size ? rice : encode_bitmap(s);
 }
 
+namespace {
+
+// One decoder per encoding, each given the payload after the tag. They return the defined
+// count when the encoding tells it without counting (blocks may overlap: counted afterwards).
+std::uint64_t decode_bitmap(const std::uint8_t* payload, std::size_t size, std::uint64_t n, ChunkSelection& s) {
+  H5SPARSE_FAIL_IF(size != (n + 7) / 8, ErrorCode::corrupt_data,
+                   "encoded selection: bitmap of " + std::to_string(size) + " bytes for " + std::to_string(n) +
+                       " elements");
+  // The bitmap's byte order is the little-endian byte order of the in-memory words.
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  std::memcpy(s.word_data(), payload, size);
+#else
+  for (std::uint64_t w = 0; w * 8 < size; ++w) {
+    std::uint64_t word = 0;
+    const std::size_t bytes = std::min<std::size_t>(8, size - w * 8);
+    for (std::size_t b = 0; b < bytes; ++b) word |= std::uint64_t(payload[w * 8 + b]) << (8 * b);
+    s.set_word(w, word);
+  }
+#endif
+  H5SPARSE_FAIL_IF(n % 8 != 0 && (payload[size - 1] >> (n % 8)) != 0, ErrorCode::corrupt_data,
+                   "encoded selection: bitmap has bits past the last element");
+  return s.defined_count();
+}
+
+std::uint64_t decode_offsets(VarintReader& in, std::uint64_t n, ChunkSelection& s) {
+  const std::uint64_t count = in.next();
+  H5SPARSE_FAIL_IF(count > n, ErrorCode::corrupt_data, "encoded selection: more offsets than elements");
+  std::uint64_t next = 0;  // <= n; at n, any further offset is outside
+  std::uint64_t* const words = s.word_data();
+  for (std::uint64_t k = 0; k < count; ++k) {
+    const std::uint64_t gap = in.next();
+    H5SPARSE_FAIL_IF(gap >= n - next, ErrorCode::corrupt_data, "encoded selection: offset outside the chunk");
+    next += gap;
+    words[next >> 6] |= std::uint64_t(1) << (next & 63);
+    ++next;
+  }
+  return count;
+}
+
+std::uint64_t decode_runs(VarintReader& in, std::uint64_t n, ChunkSelection& s) {
+  const std::uint64_t count = in.next();
+  H5SPARSE_FAIL_IF(count > n, ErrorCode::corrupt_data, "encoded selection: more runs than elements");
+  std::uint64_t next = 0, defined = 0;
+  for (std::uint64_t k = 0; k < count; ++k) {
+    const std::uint64_t gap = in.next();
+    const std::uint64_t length = in.next() + 1;
+    H5SPARSE_FAIL_IF(length == 0 || gap > n - next || length > n - next - gap, ErrorCode::corrupt_data,
+                     "encoded selection: run outside the chunk");
+    s.set_range(next + gap, length);
+    next += gap + length;
+    defined += length;  // runs are disjoint
+  }
+  return defined;
+}
+
+std::uint64_t decode_blocks(VarintReader& in, const std::vector<std::uint64_t>& dims, std::uint64_t n,
+                            ChunkSelection& s) {
+  const std::uint64_t count = in.next();
+  H5SPARSE_FAIL_IF(count > n, ErrorCode::corrupt_data, "encoded selection: more blocks than elements");
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> block(dims.size());
+  for (std::uint64_t k = 0; k < count; ++k) {
+    for (std::size_t d = 0; d < dims.size(); ++d) {
+      const std::uint64_t start = in.next();
+      const std::uint64_t extent = in.next() + 1;
+      H5SPARSE_FAIL_IF(extent == 0 || start >= dims[d] || extent > dims[d] - start, ErrorCode::corrupt_data,
+                       "encoded selection: block outside the chunk");
+      block[d] = {start, extent};
+    }
+    fill_block(s, dims, block);
+  }
+  return s.defined_count();  // blocks may overlap
+}
+
+std::uint64_t decode_rice(const std::uint8_t* payload, std::size_t size, VarintReader& in, std::uint64_t n,
+                          ChunkSelection& s) {
+  const std::uint64_t count = in.next();
+  H5SPARSE_FAIL_IF(count > n, ErrorCode::corrupt_data, "encoded selection: more offsets than elements");
+  const std::uint8_t* k = in.position();
+  H5SPARSE_FAIL_IF(k == payload + size, ErrorCode::corrupt_data, "encoded selection is truncated");
+  read_rice_gaps(k + 1, std::size_t(payload + size - k - 1), count, *k, s);
+  return count;
+}
+
+}  // namespace
+
 ChunkSelection decode_selection(const std::uint8_t* data, std::size_t size,
                                 const std::vector<std::uint64_t>& dims, std::uint64_t* defined) {
   const std::uint64_t n = element_count_of(dims);
   H5SPARSE_FAIL_IF(size == 0, ErrorCode::corrupt_data, "encoded selection is empty (no encoding tag)");
   ChunkSelection s(n);
-  VarintReader in(data + 1, size - 1);
-  std::uint64_t known = 0;  // defined elements, where the encoding tells them without a count
-  bool counted = true;
+  const std::uint8_t* payload = data + 1;
+  const std::size_t payload_size = size - 1;
+  VarintReader in(payload, payload_size);
+  std::uint64_t count = 0;
   switch (SelectionEncoding(data[0])) {
-    case SelectionEncoding::empty:
-      break;
+    case SelectionEncoding::empty: break;
     case SelectionEncoding::all:
       s.set_range(0, n);
-      known = n;
+      count = n;
       break;
-    case SelectionEncoding::bitmap: {
-      H5SPARSE_FAIL_IF(size - 1 != (n + 7) / 8, ErrorCode::corrupt_data,
-              "encoded selection: bitmap of " + std::to_string(size - 1) + " bytes for " + std::to_string(n) +
-                  " elements");
-      // The bitmap's byte order is the little-endian byte order of the in-memory words.
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-      std::memcpy(s.word_data(), data + 1, size - 1);
-#else
-      for (std::uint64_t w = 0; w * 8 < size - 1; ++w) {
-        std::uint64_t word = 0;
-        const std::size_t bytes = std::min<std::size_t>(8, size - 1 - w * 8);
-        for (std::size_t b = 0; b < bytes; ++b) word |= std::uint64_t(data[1 + w * 8 + b]) << (8 * b);
-        s.set_word(w, word);
-      }
-#endif
-      H5SPARSE_FAIL_IF(n % 8 != 0 && (data[size - 1] >> (n % 8)) != 0, ErrorCode::corrupt_data,
-              "encoded selection: bitmap has bits past the last element");
-      if (defined) *defined = s.defined_count();
-      return s;
-    }
-    case SelectionEncoding::offsets: {
-      const std::uint64_t count = in.next();
-      H5SPARSE_FAIL_IF(count > n, ErrorCode::corrupt_data, "encoded selection: more offsets than elements");
-      std::uint64_t next = 0;  // <= n; at n, any further offset is outside
-      std::uint64_t* const words = s.word_data();
-      for (std::uint64_t k = 0; k < count; ++k) {
-        const std::uint64_t gap = in.next();
-        H5SPARSE_FAIL_IF(gap >= n - next, ErrorCode::corrupt_data, "encoded selection: offset outside the chunk");
-        next += gap;
-        words[next >> 6] |= std::uint64_t(1) << (next & 63);
-        ++next;
-      }
-      known = count;
-      break;
-    }
-    case SelectionEncoding::runs: {
-      const std::uint64_t count = in.next();
-      H5SPARSE_FAIL_IF(count > n, ErrorCode::corrupt_data, "encoded selection: more runs than elements");
-      std::uint64_t next = 0;
-      for (std::uint64_t k = 0; k < count; ++k) {
-        const std::uint64_t gap = in.next();
-        const std::uint64_t length = in.next() + 1;
-        H5SPARSE_FAIL_IF(length == 0 || gap > n - next || length > n - next - gap, ErrorCode::corrupt_data,
-                "encoded selection: run outside the chunk");
-        s.set_range(next + gap, length);
-        next += gap + length;
-        known += length;  // runs are disjoint
-      }
-      break;
-    }
-    case SelectionEncoding::blocks: {
-      const std::uint64_t count = in.next();
-      H5SPARSE_FAIL_IF(count > n, ErrorCode::corrupt_data, "encoded selection: more blocks than elements");
-      for (std::uint64_t k = 0; k < count; ++k) {
-        std::vector<std::pair<std::uint64_t, std::uint64_t>> block(dims.size());
-        for (std::size_t d = 0; d < dims.size(); ++d) {
-          const std::uint64_t start = in.next();
-          const std::uint64_t extent = in.next() + 1;
-          H5SPARSE_FAIL_IF(extent == 0 || start >= dims[d] || extent > dims[d] - start, ErrorCode::corrupt_data,
-                  "encoded selection: block outside the chunk");
-          block[d] = {start, extent};
-        }
-        fill_block(s, dims, block);
-      }
-      counted = false;  // blocks may overlap
-      break;
-    }
-    case SelectionEncoding::rice_offsets: {
-      const std::uint64_t count = in.next();
-      H5SPARSE_FAIL_IF(count > n, ErrorCode::corrupt_data, "encoded selection: more offsets than elements");
-      const std::uint8_t* k = in.position();
-      H5SPARSE_FAIL_IF(k == data + size, ErrorCode::corrupt_data, "encoded selection is truncated");
-      read_rice_gaps(k + 1, std::size_t(data + size - k - 1), count, *k, s);
+    case SelectionEncoding::bitmap:  // self-delimiting: no varints, nothing can trail
+      count = decode_bitmap(payload, payload_size, n, s);
       if (defined) *defined = count;
       return s;
-    }
+    case SelectionEncoding::offsets: count = decode_offsets(in, n, s); break;
+    case SelectionEncoding::runs: count = decode_runs(in, n, s); break;
+    case SelectionEncoding::blocks: count = decode_blocks(in, dims, n, s); break;
+    case SelectionEncoding::rice_offsets:  // the bit stream runs to the end
+      count = decode_rice(payload, payload_size, in, n, s);
+      if (defined) *defined = count;
+      return s;
     default:
       throw Error(ErrorCode::corrupt_data, "encoded selection: unknown encoding tag " + std::to_string(data[0]));
   }
   H5SPARSE_FAIL_IF(!in.done(), ErrorCode::corrupt_data, "encoded selection has trailing bytes");
-  if (defined) *defined = counted ? known : s.defined_count();
+  if (defined) *defined = count;
   return s;
 }
 
