@@ -18,18 +18,6 @@
 namespace h5sparse::hdf5 {
 namespace {
 
-#ifdef H5_HAVE_PARALLEL
-#define H5SPARSE_HDF5_FLAVOUR "parallel"
-#else
-#define H5SPARSE_HDF5_FLAVOUR "serial"
-#endif
-// Which HDF5 this plugin is built for, as text in the file: h5plugin-config reads it (every
-// plugin calls the guard, so this object file is in each of them).
-#define H5SPARSE_TEXT(x) #x
-#define H5SPARSE_VERSION_TEXT(a, b, c) H5SPARSE_TEXT(a) "." H5SPARSE_TEXT(b) "." H5SPARSE_TEXT(c)
-[[gnu::used]] const char kBuiltFor[] = "h5sparse-built-for: HDF5 " H5SPARSE_VERSION_TEXT(
-    H5_VERS_MAJOR, H5_VERS_MINOR, H5_VERS_RELEASE) " " H5SPARSE_HDF5_FLAVOUR;
-
 std::string real_path(const char* path) {
   char resolved[PATH_MAX];
   return realpath(path, resolved) ? std::string(resolved) : std::string(path);

@@ -200,3 +200,39 @@ def test_writes_of_few_chunks_split_between_threads(tmp_path, nchunks):
         d.id.write(h5py.h5s.create_simple((cols.size,)), space, new)
         data[rows, cols] = new
         assert np.array_equal(d[...], data)
+
+
+ONE_RUNTIME = """
+import sys, h5py, numpy as np
+import h5sparse
+with h5py.File(sys.argv[1], 'w') as f:
+    f.create_dataset('sparse', shape=(64, 64), dtype='<f4', chunks=(16, 16), **h5sparse.Sparse())[...] = 1
+    f.create_dataset('blosc', data=np.arange(4096.0), chunks=(1024,), compression=32001,
+                     compression_opts=(0, 0, 0, 0, 5, 1, 1))
+with h5py.File(sys.argv[1], 'r') as f:
+    assert all(f[n][...].sum() > 0 for n in ('sparse', 'blosc'))
+maps = open('/proc/self/maps').read().split()
+print(' '.join(sorted({p for p in maps if '/libh5sparse' in p})))
+"""
+
+
+def test_one_runtime_per_process(tmp_path):
+    """The connector and the filter plugins share one core library (one worker pool, one set of
+    kept buffers, one error class) instead of a copy each: a plugin holds no core code, and a
+    process using all of them maps each of our libraries once."""
+    plugin_dir = os.environ["HDF5_PLUGIN_PATH"].split(":")[0]
+    plugins = sorted(os.path.join(plugin_dir, n) for n in os.listdir(plugin_dir) if n.startswith("libh5sparse_"))
+    assert len(plugins) >= 4, plugins  # connector, structured chunk, Blosc, LZF
+    for plugin in plugins:
+        needed = subprocess.run(["readelf", "-d", plugin], capture_output=True, text=True, check=True).stdout
+        assert "[libh5sparse_core.so]" in needed, plugin
+        # The full symbol table (hidden symbols too): a statically linked core would define these.
+        symbols = subprocess.run(["nm", "-C", "--defined-only", plugin], capture_output=True, text=True,
+                                 check=True).stdout
+        for core_function in ("h5sparse::run_shared(", "h5sparse::encode_chunk(", "h5sparse::sparse_generation("):
+            assert core_function not in symbols, (plugin, core_function)
+    mapped = run_python(ONE_RUNTIME, tmp_path / "all.h5").split()
+    names = [os.path.basename(p) for p in mapped]
+    assert names.count("libh5sparse_core.so") == 1, mapped
+    # (h5py brings its own LZF filter, so HDF5 never loads ours here.)
+    assert {"libh5sparse_vol.so", "libh5sparse_structured.so", "libh5sparse_blosc.so"} <= set(names), names
