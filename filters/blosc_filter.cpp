@@ -10,6 +10,7 @@
 #include <string>
 
 #include "library_guard.hpp"
+#include "plugin_entry.hpp"
 #include "chunk_geometry.hpp"
 #include "error_stack.hpp"
 #include "filter_buffer.hpp"
@@ -94,6 +95,6 @@ const H5Z_class2_t kBloscClass = {
 extern "C" {
 H5PL_type_t H5PLget_plugin_type(void) { return H5PL_TYPE_FILTER; }
 const void* H5PLget_plugin_info(void) {
-  return h5sparse::hdf5::single_hdf5_library("blosc filter") ? &kBloscClass : nullptr;
+  return h5sparse::hdf5::plugin_entry("blosc filter") ? &kBloscClass : nullptr;
 }
 }

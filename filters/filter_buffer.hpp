@@ -12,6 +12,8 @@
 #include <new>
 #include <utility>
 
+#include "h5sparse/kept_memory.hpp"
+
 namespace h5sparse::hdf5 {
 
 class FilterOutput {
@@ -49,13 +51,12 @@ class FilterOutput {
 // contract of H5Z_func_t, which this class keeps on both sides), kept to receive the
 // next compression's output: its pages are mapped and recently used, where a fresh 1 MiB
 // buffer costs about 250 page faults, as much time as lz4 itself, and compressing into a
-// scratch buffer costs a copy of the result. One per thread, freed when the thread ends.
-class SpareChunkBuffer {
+// scratch buffer costs a copy of the result. One per thread, freed when the thread ends, at
+// HDF5's close, or when the process keeps more than its budget (core's kept_memory.hpp).
+class SpareChunkBuffer final : public Keeper {
  public:
   SpareChunkBuffer() = default;
-  SpareChunkBuffer(const SpareChunkBuffer&) = delete;
-  SpareChunkBuffer& operator=(const SpareChunkBuffer&) = delete;
-  ~SpareChunkBuffer() { release(); }
+  ~SpareChunkBuffer() override { release(); }
 
   /// At least `size` bytes (allocated on first use or when too small); throws bad_alloc.
   std::uint8_t* reserve(std::size_t size) {
@@ -79,6 +80,9 @@ class SpareChunkBuffer {
   }
 
  private:
+  std::size_t held() const noexcept override { return capacity_; }
+  void free_buffers() noexcept override { release(); }
+
   void* data_ = nullptr;
   std::size_t capacity_ = 0;
 };
@@ -96,6 +100,7 @@ std::size_t compress_swapping_input(void** buf, std::size_t* buf_size, std::size
     return size > 0 && size <= nbytes ? out.replace(buf, buf_size, size) : size;
   }
   thread_local SpareChunkBuffer spare;
+  spare.settle();
   const std::size_t size = compress(spare.reserve(nbytes), nbytes);
   if (size > 0 && size <= nbytes) spare.swap_with(buf, buf_size);
   return size;

@@ -17,6 +17,10 @@ StructuredChunk decode_stored_chunk(const std::uint8_t* data, std::size_t size, 
   return decode_chunk(data, size, layout);
 }
 
+std::size_t ChunkReadScratch::held() const noexcept {
+  return values[0].capacity() + values[1].capacity() + dense.capacity() + pieces.capacity() * sizeof(ChunkPiece);
+}
+
 void ChunkReadScratch::trim(std::size_t keep) {
   for (Bytes& b : values)
     if (b.capacity() > keep) Bytes().swap(b);

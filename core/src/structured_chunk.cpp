@@ -12,6 +12,7 @@
 #include "h5sparse/checksum.hpp"
 #include "h5sparse/error.hpp"
 #include "h5sparse/fill_scan.hpp"
+#include "h5sparse/kept_memory.hpp"
 #include "h5sparse/varint.hpp"
 
 namespace h5sparse {
@@ -95,12 +96,29 @@ struct PreparedSection {
 
 // Pipeline output buffers per thread and section, reused from chunk to chunk (a fresh output
 // buffer per chunk cost a zeroing pass and page faults); a section above kKeptScratch bytes
-// uses buffers of its own, so a thread never keeps more than that.
+// uses buffers of its own, so a thread never keeps more than that, and all threads together
+// no more than the kept-memory budget (kept_memory.hpp).
 constexpr std::size_t kKeptScratch = std::size_t(8) << 20;
 
+struct SectionScratch final : Keeper {
+  std::array<std::array<Bytes, 2>, 2> kept;
+  std::size_t held() const noexcept override {
+    std::size_t bytes = 0;
+    for (const auto& section : kept)
+      for (const Bytes& b : section) bytes += b.capacity();
+    return bytes;
+  }
+  void free_buffers() noexcept override {
+    for (auto& section : kept)
+      for (Bytes& b : section) Bytes().swap(b);
+  }
+};
+
 std::array<Bytes, 2>& section_scratch(std::size_t section, std::size_t size, PreparedSection& out) {
-  thread_local std::array<std::array<Bytes, 2>, 2> kept;
-  return size <= kKeptScratch ? kept[section] : out.own;
+  thread_local SectionScratch scratch;
+  if (size > kKeptScratch) return out.own;
+  if (section == 0) scratch.settle();  // a chunk starts with section 0: the last chunk's are done with
+  return scratch.kept[section];
 }
 
 void prepare_section(std::size_t section, const std::uint8_t* data, std::size_t size, const SectionPipeline& pipeline,

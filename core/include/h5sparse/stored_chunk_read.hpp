@@ -26,6 +26,8 @@ struct ChunkReadScratch {
   std::vector<ChunkPiece> pieces;  ///< the pieces of a chunk read whole
   /// Gives back buffers that grew beyond `keep` bytes.
   void trim(std::size_t keep);
+  /// The bytes the buffers hold.
+  std::size_t held() const noexcept;
 };
 
 /// decode_stored_chunk without copying an unfiltered values section (as decode_chunk_view,

@@ -10,6 +10,7 @@
 #include "h5sparse/chunk_scatter.hpp"
 #include "h5sparse/engine/sparse_engine.hpp"
 #include "h5sparse/error.hpp"
+#include "h5sparse/kept_memory.hpp"
 #include "h5sparse/prefault_ahead.hpp"
 #include "h5sparse/stored_chunk_read.hpp"
 #include "h5sparse/stream_store.hpp"
@@ -17,7 +18,6 @@
 namespace h5sparse {
 namespace {
 
-constexpr std::size_t kKeptStoredChunkBytes = std::size_t(16) << 20;
 // Chunks read and not yet decoded in a parallel read: enough for the workers to find one ready
 // while this thread reads, few enough to stay in the caches.
 constexpr std::size_t kWindowChunks = 8;
@@ -43,6 +43,38 @@ struct WindowEntry {
   StoredChunk stored;       // kept from read to read
 };
 
+// Buffers a thread keeps from read to read (kept_memory.hpp), settled when a read ends: a
+// read that grew them past the process's budget frees them.
+struct CachedReadBuffers final : Keeper {
+  StoredChunk stored;
+  ChunkReadScratch scratch;
+  std::size_t held() const noexcept override { return stored.bytes.capacity() + scratch.held(); }
+  void free_buffers() noexcept override {
+    RawBytes().swap(stored.bytes);
+    scratch.trim(0);
+  }
+};
+
+struct DecodingReadBuffers final : Keeper {
+  std::vector<WindowEntry> window;
+  std::vector<ChunkReadScratch> scratch;
+  std::size_t held() const noexcept override {
+    std::size_t bytes = 0;
+    for (const WindowEntry& e : window) bytes += e.stored.bytes.capacity();
+    for (const ChunkReadScratch& s : scratch) bytes += s.held();
+    return bytes;
+  }
+  void free_buffers() noexcept override {
+    for (WindowEntry& e : window) RawBytes().swap(e.stored.bytes);
+    for (ChunkReadScratch& s : scratch) s.trim(0);
+  }
+};
+
+struct Settle {
+  Keeper& keeper;
+  ~Settle() { keeper.settle(); }
+};
+
 // The chunk's pieces of a read: the request's group, or made from the chunk's position.
 struct ChunkPieces {
   const ChunkPiece* first;
@@ -66,14 +98,10 @@ void SparseEngine::read(ChunkStore& store, const ChunkRequest& request, const Re
 
 void SparseEngine::read_through_cache(ChunkStore& store, const ChunkRequest& request,
                                       const std::vector<std::size_t>& starts, const ReadTarget& to) const {
-  thread_local StoredChunk kept_stored;  // as the decoding read's window
-  thread_local ChunkReadScratch kept_scratch;
-  struct Trim {
-    ~Trim() {
-      if (kept_stored.bytes.capacity() > kKeptStoredChunkBytes) RawBytes().swap(kept_stored.bytes);
-      kept_scratch.trim(kKeptStoredChunkBytes);
-    }
-  } trim;
+  thread_local CachedReadBuffers kept;  // as the decoding read's window
+  const Settle settle{kept};
+  StoredChunk& kept_stored = kept.stored;
+  ChunkReadScratch& kept_scratch = kept.scratch;
   // Taken once, before any chunk is read: no change happens during the read (the caller holds
   // the dataset for the whole call), and chunks decoded now are valid at this generation.
   const std::uint64_t generation = sparse_generation();
@@ -132,23 +160,17 @@ void SparseEngine::read_decoding(ChunkStore& store, const ChunkRequest& request,
   const bool whole = request.whole;
   const std::size_t count = whole ? std::size_t(request.grid.chunk_count()) : starts.size() - 1;
   const int threads = chunk_threads_for(count, request.elements * es);
-  // Buffers are kept by the thread between reads: a fresh one per chunk costs zeroing and page
-  // faults, which dominates small reads (single elements). Named through references: a
-  // thread_local named inside a lambda that runs on a worker would be the worker's own.
-  thread_local std::vector<WindowEntry> kept_window;
-  thread_local std::vector<ChunkReadScratch> kept_scratch;
+  // Buffers are kept by the thread between reads (kept_memory.hpp): a fresh one per chunk costs
+  // zeroing and page faults, which dominates small reads (single elements). Named through
+  // references: a thread_local named inside a lambda that runs on a worker would be the
+  // worker's own.
+  thread_local DecodingReadBuffers kept;
+  const Settle settle{kept};
   const std::size_t window_size = threads > 1 ? kWindowChunks : 1;
-  if (kept_window.size() < window_size) kept_window.resize(window_size);
-  if (kept_scratch.size() < std::size_t(threads)) kept_scratch.resize(std::size_t(threads));
-  std::vector<WindowEntry>& window = kept_window;
-  std::vector<ChunkReadScratch>& scratch = kept_scratch;
-  struct Trim {  // ...unless they grew large
-    ~Trim() {
-      for (WindowEntry& e : kept_window)
-        if (e.stored.bytes.capacity() > kKeptStoredChunkBytes) RawBytes().swap(e.stored.bytes);
-      for (ChunkReadScratch& s : kept_scratch) s.trim(kKeptStoredChunkBytes);
-    }
-  } trim;
+  if (kept.window.size() < window_size) kept.window.resize(window_size);
+  if (kept.scratch.size() < std::size_t(threads)) kept.scratch.resize(std::size_t(threads));
+  std::vector<WindowEntry>& window = kept.window;
+  std::vector<ChunkReadScratch>& scratch = kept.scratch;
   // A whole read takes every chunk's stored size from one pass over the chunk index instead of
   // a size query per chunk (on this thread, whose store calls pace the read).
   std::vector<std::uint64_t> sizes;
