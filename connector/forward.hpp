@@ -102,7 +102,7 @@ struct ForwardOpen<Under, void* (*)(void*, Loc, hid_t, Args...)> {
     const Object* o = as_object(obj);
     void* under = Under(o->under, loc, o->under_vol_id, args...);
     if (under == nullptr || wrap_trailing_request(o->under_vol_id, "open", args...) < 0) return nullptr;
-    if (Object* object = new_wrapper(under, o->under_vol_id, o->native)) return object;
+    if (Object* object = new_wrapper(under, *o->below)) return object;
     return report_no_wrapper("open");
   }
 };

@@ -1,5 +1,5 @@
 // Wrapper lifetime, as in HDF5's H5VLpassthru.c: every wrapper keeps the connector below alive
-// with a reference on its ID.
+// with a reference on its ID, one shared by the objects of a file (see Below).
 #include "object.hpp"
 
 #include <H5VLconnector_passthru.h>
@@ -21,24 +21,35 @@ bool names_native_connector(hid_t id) noexcept {
   return native;
 }
 
-Object* new_wrapper(void* under, hid_t under_vol_id, bool native) noexcept {
-  auto* object = new (std::nothrow) Object(under, under_vol_id, native);
-  if (object != nullptr) H5Iinc_ref(under_vol_id);
-  return object;
+Below* new_below(hid_t under_vol_id, bool native) noexcept {
+  auto* below = new (std::nothrow) Below(under_vol_id, native);
+  if (below != nullptr) H5Iinc_ref(under_vol_id);
+  return below;
+}
+
+void release_below(Below& below) noexcept {
+  if (below.users.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  const hid_t id = below.id;
+  delete &below;
+  // Dropping the reference may run HDF5 code that resets the error stack: keep the caller's.
+  hdf5::preserving_error_stack([id] { H5Idec_ref(id); });
+}
+
+Object* wrap_under(void* under, Below& below) {
+  if (under == nullptr) return nullptr;
+  if (Object* object = new_wrapper(under, below)) return object;
+  throw std::bad_alloc();
 }
 
 Object* wrap_under(void* under, hid_t under_vol_id, bool native) {
   if (under == nullptr) return nullptr;
-  if (Object* object = new_wrapper(under, under_vol_id, native)) return object;
-  throw std::bad_alloc();
-}
-
-void free_wrapper(Object* object) noexcept {
-  if (object == nullptr) return;
-  const hid_t under_vol_id = object->under_vol_id;
-  delete object;
-  // Dropping the reference may run HDF5 code that resets the error stack: keep the caller's.
-  hdf5::preserving_error_stack([under_vol_id] { H5Idec_ref(under_vol_id); });
+  Below* below = new_below(under_vol_id, native);
+  if (below == nullptr) throw std::bad_alloc();
+  retain_below(*below);  // until the wrapper holds it (or was not made)
+  Object* object = new_wrapper(under, *below);
+  release_below(*below);
+  if (object == nullptr) throw std::bad_alloc();
+  return object;
 }
 
 void wrap_started_request(void** req, hid_t under_vol_id) {

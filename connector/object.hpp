@@ -1,25 +1,67 @@
 // The connector's object: what HDF5 holds for every file, group, dataset, attribute, datatype,
 // request and blob handle opened through us. As in HDF5's H5VLpassthru.c, it holds the object
-// of the connector below and that connector's ID, on which it owns one reference (H5Iinc_ref
-// when made, H5Idec_ref when freed).
+// of the connector below and that connector's ID, which a reference keeps alive; unlike it, the
+// objects of one file share one reference (see Below).
 #pragma once
 
 #include <hdf5.h>
 
+#include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <new>
 
 namespace h5sparse::vol {
 
 class SparseDataset;
+struct Below;
 
 /// What HDF5 hands back to wrap_object / free_wrap_ctx during an API call on one of our
-/// objects: the connector below (one reference held), what we know of it, and its own wrap
-/// context.
+/// objects: the connector below (kept alive) and its own wrap context.
 struct WrapContext {
-  hid_t under_vol_id;
-  bool native;
+  Below* below;
   void* under_wrap_ctx;
+};
+
+/// The connector below as the objects of one file (and the wrap contexts of API calls on them)
+/// share it: one reference on its ID for all of them, taken with the file's first wrapper and
+/// dropped with its last. H5VLpassthru.c takes one per wrapper and per wrap context; each
+/// H5Iinc_ref and H5Idec_ref is a locked API call, and together they were most of what
+/// forwarding cost on metadata (docs/DESIGN.md, "Performance notes").
+struct Below {
+  Below(hid_t under_vol_id, bool below_is_native) noexcept : id(under_vol_id), native(below_is_native) {}
+  const hid_t id;
+  /// The connector below is the native one (names_native_connector).
+  const bool native;
+  std::atomic<std::size_t> users{0};  ///< wrappers and wrap contexts
+  /// The wrap context of every API call when the connector below is native: the native
+  /// connector keeps none of its own, so there is nothing to ask it for or free.
+  WrapContext shared_wrap_ctx{this, nullptr};
+};
+
+/// A record of the connector `under_vol_id` below, taking the one reference on the ID; its
+/// first user (a wrapper) frees it with the last release_below; nullptr when out of memory.
+Below* new_below(hid_t under_vol_id, bool native) noexcept;
+inline Below& retain_below(Below& below) noexcept {
+  below.users.fetch_add(1, std::memory_order_relaxed);
+  return below;
+}
+/// Drops a user; the last drops the reference on the ID (keeping the caller's error stack).
+void release_below(Below& below) noexcept;
+
+/// One user of a Below for as long as it lives.
+class BelowUser {
+ public:
+  explicit BelowUser(Below& below) noexcept : below_(&retain_below(below)) {}
+  ~BelowUser() { release_below(*below_); }
+  BelowUser(const BelowUser&) = delete;
+  BelowUser& operator=(const BelowUser&) = delete;
+  Below& operator*() const noexcept { return *below_; }
+  Below* operator->() const noexcept { return below_; }
+
+ private:
+  Below* below_;
 };
 
 /// Whether `id` names the native connector, asked of HDF5 (quietly: no record left on the
@@ -48,14 +90,15 @@ struct DenseBloscDelete {
 constexpr std::uint64_t kObjectTag = 0x68357370617273ULL;  // "h5spars"
 
 struct Object {
-  Object(void* under_object, hid_t under_vol, bool below_is_native) noexcept
-      : under(under_object), under_vol_id(under_vol), native(below_is_native) {}
+  Object(void* under_object, Below& connector_below) noexcept
+      : under(under_object), below(connector_below), under_vol_id(below->id), native(below->native) {}
   const std::uint64_t tag = kObjectTag;  ///< first: readable in any object HDF5 may hand us
   void* under;                           ///< the object of the connector below
-  hid_t under_vol_id;                    ///< the connector below (one reference ours)
-  /// The connector below is the native one (names_native_connector, asked when the first
-  /// object of a file was made and handed on to every object opened through it).
-  bool native;
+  /// The connector below, shared with the file's objects; declared before the dataset views,
+  /// which may still call it when they are destroyed.
+  const BelowUser below;
+  const hid_t under_vol_id;  ///< below->id, read by every forward
+  const bool native;         ///< below->native
   std::unique_ptr<SparseDataset, SparseDatasetDelete> sparse;  ///< set for datasets with structured chunks
   /// Datasets whose pipeline is Blosc alone: the connector's chunk-parallel path, recognised on
   /// the first read or write (dense_checked).
@@ -63,21 +106,21 @@ struct Object {
   bool dense_checked = false;
 };
 
-/// A new wrapper of `under`, an object of the connector `under_vol_id`, taking a reference on
-/// that ID; nullptr when out of memory (nothing reported: the caller does).
-Object* new_wrapper(void* under, hid_t under_vol_id, bool native) noexcept;
+/// A new wrapper of `under`, an object of the connector `below`; nullptr when out of memory
+/// (nothing reported: the caller does).
+inline Object* new_wrapper(void* under, Below& below) noexcept { return new (std::nothrow) Object(under, below); }
 
 /// Wraps an object of the connector below; nullptr when `under` is nullptr; throws
 /// std::bad_alloc when out of memory.
+Object* wrap_under(void* under, Below& below);
+/// Wraps the first object of a file (or a request): a new record of the connector below.
 Object* wrap_under(void* under, hid_t under_vol_id, bool native);
 /// Wraps an object opened through `parent`: the same connector below.
-inline Object* wrap_under(void* under, const Object& parent) {
-  return wrap_under(under, parent.under_vol_id, parent.native);
-}
+inline Object* wrap_under(void* under, const Object& parent) { return wrap_under(under, *parent.below); }
 
-/// Frees a wrapper (not the object below) and drops its reference on the connector below,
-/// preserving the current error stack.
-void free_wrapper(Object* object) noexcept;
+/// Frees a wrapper (not the object below); the last of a file drops the reference on the
+/// connector below, preserving the current error stack.
+inline void free_wrapper(Object* object) noexcept { delete object; }
 
 /// Wraps the asynchronous request an operation below started (`*req` set).
 [[gnu::cold]] void wrap_started_request(void** req, hid_t under_vol_id);

@@ -20,13 +20,18 @@ void* get_object(const void* obj) noexcept {
                              [&] { return H5VLget_object(o->under, o->under_vol_id); });
 }
 
-// Runs at the start of every API call on one of our objects: the context holds a reference on
-// the connector below until free_wrap_ctx, at the end of the call.
+// Run around every API call on one of our objects: the context keeps the connector below
+// alive until free_wrap_ctx, at the end of the call (which may have closed the object).
 herr_t get_wrap_ctx(const void* obj, void** wrap_ctx) noexcept {
+  Below& below = *static_cast<const Object*>(obj)->below;
+  if (below.native) {  // see Below::shared_wrap_ctx
+    *wrap_ctx = &retain_below(below).shared_wrap_ctx;
+    return 0;
+  }
   return call_guarded<herr_t>(Origin::connector, "get_wrap_ctx", -1, [&]() -> herr_t {
     const auto* o = static_cast<const Object*>(obj);
-    auto* ctx = new WrapContext{o->under_vol_id, o->native, nullptr};
-    H5Iinc_ref(ctx->under_vol_id);
+    auto* ctx = new WrapContext{&below, nullptr};
+    retain_below(below);
     if (H5VLget_wrap_ctx(o->under, o->under_vol_id, &ctx->under_wrap_ctx) < 0) {
       free_wrap_ctx(ctx);
       return -1;
@@ -37,23 +42,23 @@ herr_t get_wrap_ctx(const void* obj, void** wrap_ctx) noexcept {
 }
 
 herr_t free_wrap_ctx(void* wrap_ctx) noexcept {
-  return call_guarded<herr_t>(Origin::connector, "free_wrap_ctx", -1, [&]() -> herr_t {
-    auto* ctx = static_cast<WrapContext*>(wrap_ctx);
+  auto* ctx = static_cast<WrapContext*>(wrap_ctx);
+  Below& below = *ctx->below;
+  if (ctx != &below.shared_wrap_ctx) {
     // Runs at the end of a failed API call too: keep the records of why it failed.
-    hdf5::preserving_error_stack([ctx] {
-      if (ctx->under_wrap_ctx != nullptr) H5VLfree_wrap_ctx(ctx->under_wrap_ctx, ctx->under_vol_id);
-      H5Idec_ref(ctx->under_vol_id);
-    });
+    if (ctx->under_wrap_ctx != nullptr)
+      hdf5::preserving_error_stack([ctx] { H5VLfree_wrap_ctx(ctx->under_wrap_ctx, ctx->below->id); });
     delete ctx;
-    return 0;
-  });
+  }
+  release_below(below);
+  return 0;
 }
 
 void* wrap_object(void* obj, H5I_type_t obj_type, void* wrap_ctx) noexcept {
   return call_guarded<void*>(Origin::connector, "wrap_object", nullptr, [&]() -> void* {
     const auto* ctx = static_cast<const WrapContext*>(wrap_ctx);
-    void* under = H5VLwrap_object(obj, obj_type, ctx->under_vol_id, ctx->under_wrap_ctx);
-    Object* object = wrap_under(under, ctx->under_vol_id, ctx->native);
+    void* under = H5VLwrap_object(obj, obj_type, ctx->below->id, ctx->under_wrap_ctx);
+    Object* object = wrap_under(under, *ctx->below);
     // Datasets HDF5 wraps itself (e.g. reopened by H5Drefresh) keep their sparse meaning.
     if (object != nullptr && obj_type == H5I_DATASET) attach_sparse(object, H5P_DATASET_XFER_DEFAULT);
     return object;
