@@ -449,7 +449,9 @@ void ParallelWrite::run(SparseDataset& d, const MpiComm& comm, Op op, const std:
 
   // 3. One collective H5Dwrite per round: each owner selects its chunks (the part inside the
   // extent) and writes their dense images; the filter swaps in the encoded chunks.
-  H5Zregister(hdf5::structured_chunk_class());  // our copy of the filter: sees PreEncodedChunks
+  // Our copy of the filter, the one that sees PreEncodedChunks, for these writes only.
+  std::optional<hdf5::StructuredChunkClassOverride> our_filter;
+  agree(comm, "registering the structured-chunk filter", [&] { our_filter.emplace(hdf5::structured_chunk_class()); });
   const std::size_t rank = grid.rank();
   const std::vector<std::uint64_t>& dims = grid.dataset_dims();
   const std::vector<std::uint64_t>& cdims = grid.chunk_dims();
