@@ -43,6 +43,9 @@ PHASES = {"groups": ("groups_create", "groups_iterate"), "io": ("dataset_write",
 CACHES = ["--I1=32768,8,64", "--D1=32768,8,64", "--LL=524288,8,64"]
 # --against: the plugin directory of the h5sparse build measured in pass_through's place.
 AGAINST = None
+# The plugin directory of --build, which the h5sparse column measures (not whichever build
+# HDF5_PLUGIN_PATH names).
+PLUGINS = None
 
 
 def environment(setup):
@@ -50,6 +53,8 @@ def environment(setup):
     env.pop("HDF5_VOL_CONNECTOR", None)
     if SETUPS[setup]:
         env["HDF5_VOL_CONNECTOR"] = SETUPS[setup]
+    if setup == "h5sparse":
+        env["HDF5_PLUGIN_PATH"] = PLUGINS
     if AGAINST and setup == "pass_through":
         env["HDF5_VOL_CONNECTOR"] = SETUPS["h5sparse"]
         env["HDF5_PLUGIN_PATH"] = AGAINST
@@ -160,8 +165,9 @@ def main():
     parser.add_argument("--against", metavar="DIR",
                         help="plugin directory of another h5sparse build, measured in pass_through's column")
     args = parser.parse_args()
-    global AGAINST
+    global AGAINST, PLUGINS
     AGAINST = args.against and os.path.abspath(args.against)
+    PLUGINS = os.path.abspath(os.path.join(args.build, "plugins"))
     binary = os.path.join(args.build, "bin", "connector_bench")
     groups, mib = (2000, 64) if args.quick else (20000, 1024)
     flags = (" --quick" if args.quick else "") + f" --rounds {args.rounds}" + \
