@@ -39,13 +39,23 @@ struct UnderAccess {
   UnderAccess& operator=(const UnderAccess&) = delete;
 };
 
+// A native connector below whose class table is known opens and creates files from our FAPL
+// as it is: it never reads the FAPL's connector property (HDF5 takes the file's connector from
+// the API context), and the FAPL copy naming it that H5VLfile_open/create need made a file
+// open/close pair cost more than the 5% a bypass must buy (docs/DESIGN.md, "Performance notes").
+const H5VL_class_t* direct_native_class(const UnderAccess& access) noexcept {
+  return access.under_native() ? known_native_class() : nullptr;
+}
+
 }  // namespace
 
 void* file_create(const char* name, unsigned flags, hid_t fcpl_id, hid_t fapl_id, hid_t dxpl_id,
                   void** req) noexcept {
   return call_guarded<void*>(Origin::connector, "file_create", nullptr, [&]() -> void* {
     UnderAccess access(fapl_id);
-    void* under = H5VLfile_create(name, flags, fcpl_id, access.under_access(), dxpl_id, req);
+    const H5VL_class_t* native = direct_native_class(access);
+    void* under = native ? native->file_cls.create(name, flags, fcpl_id, fapl_id, dxpl_id, req)
+                         : H5VLfile_create(name, flags, fcpl_id, access.under_access(), dxpl_id, req);
     if (under == nullptr) return nullptr;
     wrap_request(req, access.under_vol_id());
     return wrap_under(under, access.under_vol_id(), access.under_native());
@@ -55,7 +65,9 @@ void* file_create(const char* name, unsigned flags, hid_t fcpl_id, hid_t fapl_id
 void* file_open(const char* name, unsigned flags, hid_t fapl_id, hid_t dxpl_id, void** req) noexcept {
   return call_guarded<void*>(Origin::connector, "file_open", nullptr, [&]() -> void* {
     UnderAccess access(fapl_id);
-    void* under = H5VLfile_open(name, flags, access.under_access(), dxpl_id, req);
+    const H5VL_class_t* native = direct_native_class(access);
+    void* under = native ? native->file_cls.open(name, flags, fapl_id, dxpl_id, req)
+                         : H5VLfile_open(name, flags, access.under_access(), dxpl_id, req);
     if (under == nullptr) return nullptr;
     wrap_request(req, access.under_vol_id());
     return wrap_under(under, access.under_vol_id(), access.under_native());

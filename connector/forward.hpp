@@ -16,6 +16,49 @@
 
 namespace h5sparse::vol {
 
+/// The class callback an H5VL passthrough function calls and nothing else, for the forwards
+/// that the metadata benchmark runs per object. For a native connector below (Below::cls) they
+/// call it directly: in a thread-safe HDF5 each H5VL function is one more locked API call and
+/// ID lookup, which on metadata cost more than the 5% a bypass must buy (docs/DESIGN.md,
+/// "Performance notes"); it is what HDF5 itself does for the top connector.
+template <auto Under>
+struct ClassSlot {
+  static constexpr bool direct = false;
+};
+
+#define H5SPARSE_CLASS_SLOT(function, member)                                \
+  template <>                                                                \
+  struct ClassSlot<function> {                                               \
+    static constexpr bool direct = true;                                     \
+    static auto get(const H5VL_class_t& cls) noexcept { return cls.member; } \
+  };
+
+H5SPARSE_CLASS_SLOT(H5VLattr_create, attr_cls.create)
+H5SPARSE_CLASS_SLOT(H5VLattr_open, attr_cls.open)
+H5SPARSE_CLASS_SLOT(H5VLattr_read, attr_cls.read)
+H5SPARSE_CLASS_SLOT(H5VLattr_write, attr_cls.write)
+H5SPARSE_CLASS_SLOT(H5VLattr_close, attr_cls.close)
+H5SPARSE_CLASS_SLOT(H5VLgroup_create, group_cls.create)
+H5SPARSE_CLASS_SLOT(H5VLgroup_open, group_cls.open)
+H5SPARSE_CLASS_SLOT(H5VLgroup_close, group_cls.close)
+H5SPARSE_CLASS_SLOT(H5VLlink_specific, link_cls.specific)
+H5SPARSE_CLASS_SLOT(H5VLobject_get, object_cls.get)
+H5SPARSE_CLASS_SLOT(H5VLfile_close, file_cls.close)
+
+#undef H5SPARSE_CLASS_SLOT
+
+/// `direct(callback)` with `Under`'s class callback when the connector below is native and
+/// `Under` has a ClassSlot, else `api()` (the H5VL function).
+template <auto Under, typename Direct, typename Api>
+inline auto call_below(const Below& below, Direct&& direct, Api&& api) {
+  if constexpr (ClassSlot<Under>::direct) {
+    if (below.cls != nullptr) {
+      if (const auto callback = ClassSlot<Under>::get(*below.cls)) return direct(callback);
+    }
+  }
+  return api();
+}
+
 /// The trailing `void** req` of an operation's arguments, or nullptr when it has none.
 template <typename... Args>
 inline void** trailing_request(Args... args) noexcept {
@@ -53,8 +96,11 @@ struct ForwardIdAt1<Under, herr_t (*)(void*, hid_t, Args...)> {
   static herr_t call(void* obj, Args... args) noexcept {
     // Copied first: a refresh (H5Drefresh, H5Grefresh, H5Orefresh...) closes and frees `obj`.
     const Object* o = as_object(obj);
+    void* const under = o->under;
     const hid_t under_vol_id = o->under_vol_id;
-    const herr_t result = Under(o->under, under_vol_id, args...);
+    const herr_t result = call_below<Under>(
+        *o->below, [&](auto callback) { return callback(under, args...); },
+        [&] { return Under(under, under_vol_id, args...); });
     if (result < 0) return result;  // an iteration's callback value too, as HDF5 reports it
     if (wrap_trailing_request(under_vol_id, "forward", args...) < 0) return -1;
     return result;  // an iteration's positive short-circuit value included
@@ -68,8 +114,11 @@ template <auto Under, typename Second, typename... Args>
 struct ForwardIdAt2<Under, herr_t (*)(void*, Second, hid_t, Args...)> {
   static herr_t call(void* obj, Second second, Args... args) noexcept {
     const Object* o = as_object(obj);  // see ForwardIdAt1
+    void* const under = o->under;
     const hid_t under_vol_id = o->under_vol_id;
-    const herr_t result = Under(o->under, second, under_vol_id, args...);
+    const herr_t result = call_below<Under>(
+        *o->below, [&](auto callback) { return callback(under, second, args...); },
+        [&] { return Under(under, second, under_vol_id, args...); });
     if (result < 0) return result;  // an iteration's callback value too, as HDF5 reports it
     if (wrap_trailing_request(under_vol_id, "forward", args...) < 0) return -1;
     return result;  // an iteration's positive short-circuit value included
@@ -85,7 +134,9 @@ template <auto Under, typename... Args>
 struct ForwardClose<Under, herr_t (*)(void*, hid_t, Args...)> {
   static herr_t call(void* obj, Args... args) noexcept {
     Object* o = as_object(obj);
-    const herr_t result = Under(o->under, o->under_vol_id, args...);
+    const herr_t result = call_below<Under>(
+        *o->below, [&](auto callback) { return callback(o->under, args...); },
+        [&] { return Under(o->under, o->under_vol_id, args...); });
     if (result < 0 || wrap_trailing_request(o->under_vol_id, "close", args...) < 0) return -1;
     free_wrapper(o);
     return result;
@@ -100,7 +151,9 @@ template <auto Under, typename Loc, typename... Args>
 struct ForwardOpen<Under, void* (*)(void*, Loc, hid_t, Args...)> {
   static void* call(void* obj, Loc loc, Args... args) noexcept {
     const Object* o = as_object(obj);
-    void* under = Under(o->under, loc, o->under_vol_id, args...);
+    void* under = call_below<Under>(
+        *o->below, [&](auto callback) { return callback(o->under, loc, args...); },
+        [&] { return Under(o->under, loc, o->under_vol_id, args...); });
     if (under == nullptr || wrap_trailing_request(o->under_vol_id, "open", args...) < 0) return nullptr;
     if (Object* object = new_wrapper(under, *o->below)) return object;
     return report_no_wrapper("open");

@@ -4,6 +4,7 @@
 
 #include <H5VLconnector_passthru.h>
 
+#include <atomic>
 #include <new>
 
 #include "error_stack.hpp"
@@ -21,8 +22,35 @@ bool names_native_connector(hid_t id) noexcept {
   return native;
 }
 
-Below* new_below(hid_t under_vol_id, bool native) noexcept {
-  auto* below = new (std::nothrow) Below(under_vol_id, native);
+namespace {
+
+/// The native connector's class table once learnt: the library's own, as long as the library
+/// (and so this connector) is loaded.
+std::atomic<const H5VL_class_t*> native_class{nullptr};
+
+/// The native connector's class table, asked of one of its objects (quietly) the first time;
+/// nullptr unless it is a table of our H5VL_VERSION.
+const H5VL_class_t* native_class_of(void* under, hid_t under_vol_id) noexcept {
+  if (const H5VL_class_t* known = native_class.load(std::memory_order_acquire)) return known;
+  const H5VL_class_t* cls = nullptr;
+  hdf5::preserving_error_stack([&] {
+    H5E_BEGIN_TRY {
+      if (H5VLintrospect_get_conn_cls(under, under_vol_id, H5VL_GET_CONN_LVL_CURR, &cls) < 0) cls = nullptr;
+    }
+    H5E_END_TRY
+  });
+  if (cls == nullptr || cls->version != H5VL_VERSION || cls->value != H5_VOL_NATIVE) return nullptr;
+  native_class.store(cls, std::memory_order_release);
+  return cls;
+}
+
+}  // namespace
+
+const H5VL_class_t* known_native_class() noexcept { return native_class.load(std::memory_order_acquire); }
+
+Below* new_below(hid_t under_vol_id, bool native, void* under) noexcept {
+  const H5VL_class_t* cls = native ? native_class_of(under, under_vol_id) : nullptr;
+  auto* below = new (std::nothrow) Below(under_vol_id, native, cls);
   if (below != nullptr) H5Iinc_ref(under_vol_id);
   return below;
 }
@@ -43,7 +71,7 @@ Object* wrap_under(void* under, Below& below) {
 
 Object* wrap_under(void* under, hid_t under_vol_id, bool native) {
   if (under == nullptr) return nullptr;
-  Below* below = new_below(under_vol_id, native);
+  Below* below = new_below(under_vol_id, native, under);
   if (below == nullptr) throw std::bad_alloc();
   retain_below(*below);  // until the wrapper holds it (or was not made)
   Object* object = new_wrapper(under, *below);

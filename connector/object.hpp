@@ -4,6 +4,7 @@
 // objects of one file share one reference (see Below).
 #pragma once
 
+#include <H5VLconnector.h>
 #include <hdf5.h>
 
 #include <atomic>
@@ -30,19 +31,27 @@ struct WrapContext {
 /// H5Iinc_ref and H5Idec_ref is a locked API call, and together they were most of what
 /// forwarding cost on metadata (docs/DESIGN.md, "Performance notes").
 struct Below {
-  Below(hid_t under_vol_id, bool below_is_native) noexcept : id(under_vol_id), native(below_is_native) {}
+  Below(hid_t under_vol_id, bool below_is_native, const H5VL_class_t* native_class) noexcept
+      : id(under_vol_id), native(below_is_native), cls(native_class) {}
   const hid_t id;
   /// The connector below is the native one (names_native_connector).
   const bool native;
+  /// The native connector's class table, whose callbacks the busiest forwards call directly
+  /// (forward.hpp, ClassSlot); nullptr for any other connector below.
+  const H5VL_class_t* const cls;
   std::atomic<std::size_t> users{0};  ///< wrappers and wrap contexts
   /// The wrap context of every API call when the connector below is native: the native
   /// connector keeps none of its own, so there is nothing to ask it for or free.
   WrapContext shared_wrap_ctx{this, nullptr};
 };
 
-/// A record of the connector `under_vol_id` below, taking the one reference on the ID; its
-/// first user (a wrapper) frees it with the last release_below; nullptr when out of memory.
-Below* new_below(hid_t under_vol_id, bool native) noexcept;
+/// A record of the connector `under_vol_id` below, of which `under` is an object, taking the
+/// one reference on the ID; its first user (a wrapper) frees it with the last release_below;
+/// nullptr when out of memory.
+Below* new_below(hid_t under_vol_id, bool native, void* under) noexcept;
+/// The native connector's class table, once a file of the native connector was opened through
+/// us; else nullptr.
+const H5VL_class_t* known_native_class() noexcept;
 inline Below& retain_below(Below& below) noexcept {
   below.users.fetch_add(1, std::memory_order_relaxed);
   return below;
