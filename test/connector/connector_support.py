@@ -115,13 +115,16 @@ def preload_lib():
     return p
 
 
-def run_tool(argv, connector, cwd=None, trace=None, frozen=True, timeout=120):
+def run_tool(argv, connector, cwd=None, trace=None, frozen=True, timeout=120, direct_calls=True):
     """Runs a command-line tool with or without the connector (always under preload.c); returns
     (rc, stdout, stderr, counts) with reference addresses normalised in the output (see
     normalise), where counts are the calls preload.c counted, summed over the processes the tool
     ran, or None when no trace was asked for. rc is "timeout" when the tool ran out of time.
-    The connector forwards every operation through the H5VL API, so preload.c sees them all."""
+    direct_calls=False makes the connector forward every operation through the H5VL API
+    (H5SPARSE_DIRECT_CALLS=0), so that preload.c sees attribute and group calls too."""
     e = env(connector)
+    if not direct_calls:
+        e["H5SPARSE_DIRECT_CALLS"] = "0"
     e["LD_PRELOAD"] = preload_lib()
     if frozen:
         e["H5SPARSE_FROZEN_TIME"] = FROZEN_TIME

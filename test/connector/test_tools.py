@@ -19,13 +19,16 @@ preload.c (LD_PRELOAD), which counts the tool's own H5Fopen, H5Fcreate,
 H5Dread, H5Dwrite and H5Aread, and the calls a passthrough connector makes into the connector
 below it (H5VLfile_open, H5VLdataset_read, ...); and of the tool's H5Dread, H5Dwrite and
 H5Aread calls, those made on objects whose connector is h5sparse (HDF5 hands each of them to
-h5sparse). h5sparse forwards every operation through the public H5VL API, as HDF5's
-H5VLpassthru.c does, so each of them is traced. HDF5 never makes the wrapper calls itself and
-the tools do not either: their only caller in the process is libh5sparse_vol.so. In every
-connector run each read and write is made on an h5sparse object, the wrapper calls match the
-tool's calls one for one (every file the tool opened or created and every read and write it
-made went through h5sparse), the tool's own calls must be the same as natively, and native runs
-must show no passthrough call. The broken-connector run shows none although its output is the same.
+h5sparse). h5sparse calls the native connector's attribute, group, link-specific, object-get,
+file-close and file open/create callbacks directly, without the wrappers: the connector runs of
+odd-numbered files are therefore made with H5SPARSE_DIRECT_CALLS=0 (everything through the
+wrappers), those of even-numbered files with direct calls, where the wrappers trace only the
+first H5Fopen (later file opens and creates call the native connector's callbacks directly too).
+HDF5 never makes the wrapper calls itself and the tools do not either: their only caller in the
+process is libh5sparse_vol.so. In every connector run each read and write is made on an h5sparse
+object, the wrapper calls match the tool's calls one for one where traced (every file the tool
+opened and every read it made went through h5sparse), the tool's own calls must be the same as natively, and native runs must show
+no passthrough call. The broken-connector run shows none although its output is the same.
 """
 import concurrent.futures
 import difflib
@@ -136,11 +139,13 @@ class Corpus:
             res = {}
             for side in ("native", "connector"):
                 trace = os.path.join(self.root, "trace", f"{i:04d}-{tool}-{side}")
-                res[side] = cs.run_tool(argv(side), side == "connector", cwd=cwd, trace=trace, timeout=TIMEOUT)
+                res[side] = cs.run_tool(argv(side), side == "connector", cwd=cwd, trace=trace, timeout=TIMEOUT,
+                                        direct_calls=i % 2 == 0)
                 if res[side][0] == "timeout" and side == "native":
                     return (tool, i), {"slow": True, "rc": ("timeout", None), "same": True, "trace": ({}, {})}
             a, b = res["native"], res["connector"]
-            rec = {"rc": (a[0], b[0]), "same": a[:3] == b[:3], "trace": (a[3], b[3]), "nondeterministic": False}
+            rec = {"rc": (a[0], b[0]), "same": a[:3] == b[:3], "trace": (a[3], b[3]), "nondeterministic": False,
+                   "direct_calls": i % 2 == 0}
             outs = [self.repack_out(s, i) for s in ("native", "connector")] if tool == "h5repack" else []
             if tool == "h5repack":
                 rec["outputs"] = [sha256(p) if os.path.exists(p) else None for p in outs]
@@ -266,6 +271,12 @@ def test_connector_really_used(corpus, tool):
             if conn[top] != conn[api]:
                 problems.append(f"{path}: {tool} made {conn[api]} {api[4:]} calls, {conn[top]} on h5sparse objects")
         for through, api in PAIRS:
+            if rec["direct_calls"] and through in ("attr_read", "file_create", "file_open"):
+                # reached the native callbacks directly (see the module docstring): only the
+                # process's first file open, made before the native class is known, is traced
+                if through == "file_open" and conn[api] >= 1 and conn[through] < 1:
+                    problems.append(f"{path}: {tool} opened {conn[api]} files, none through h5sparse")
+                continue
             # more files than H5Fopen calls may be opened: H5Ropen_object on a reference into another
             # file (h5dump of trefer_ext*.h5) opens that file through the connector as well
             if conn[through] != conn[api] and not (through == "file_open" and conn[through] > conn[api]):
