@@ -11,7 +11,6 @@
 #include "h5sparse_vol.h"
 #include "info.hpp"
 #include "optional_ops.hpp"
-#include "wrapper_memory.hpp"
 
 // HDF5 1.14 and 2.x share version 3 of the class table and the callback signatures; a new
 // version must be read before this table is trusted with it.
@@ -31,7 +30,6 @@ herr_t initialize(hid_t /*vipl_id*/) noexcept {
 herr_t terminate() noexcept {
   herr_t rc = 0;
   hdf5::preserving_error_stack([&rc] { rc = unregister_operations(); });
-  wrapper_memory.drain();
   return rc;
 }
 

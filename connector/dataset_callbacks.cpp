@@ -13,7 +13,6 @@
 #include "callbacks.hpp"
 #include "dense_blosc_dataset.hpp"
 #include "error_stack.hpp"
-#include "forward.hpp"
 #include "h5sparse_vol.h"
 #include "object.hpp"
 #include "optional_ops.hpp"
@@ -27,10 +26,10 @@ namespace {
 using hdf5::call_guarded;
 using hdf5::Origin;
 
-Object* wrap_dataset(void* under, ConnectorBelow& below, hid_t dxpl_id, void** req) {
+Object* wrap_dataset(void* under, const Object& parent, hid_t dxpl_id, void** req) {
   if (under == nullptr) return nullptr;
-  wrap_request(req, below.id);
-  Object* object = wrap_under(under, below);
+  wrap_request(req, parent.under_vol_id);
+  Object* object = wrap_under(under, parent);
   attach_sparse(object, dxpl_id);
   return object;
 }
@@ -50,14 +49,12 @@ hid_t dense_defined(Object* o, hid_t file_space, hid_t dxpl_id) {
 }
 
 /// Reads (Api = H5VLdataset_read) or writes (H5VLdataset_write) datasets of the connector
-/// below (`under`, all of `below`'s), calling its class callback directly where known.
+/// `under_vol_id` below (`under`, all of its).
 template <auto Api, typename Buffer>
-herr_t transfer_below(ConnectorBelow& below, size_t count, void* under[], hid_t mem_types[], hid_t mem_spaces[],
+herr_t transfer_below(hid_t under_vol_id, size_t count, void* under[], hid_t mem_types[], hid_t mem_spaces[],
                       hid_t file_spaces[], hid_t dxpl_id, Buffer bufs[], void** req) {
-  const herr_t rc = call_below<Api>(
-      below.cls, [&](auto callback) { return callback(count, under, mem_types, mem_spaces, file_spaces, dxpl_id, bufs, req); },
-      [&] { return Api(count, under, below.id, mem_types, mem_spaces, file_spaces, dxpl_id, bufs, req); });
-  if (rc >= 0) wrap_request(req, below.id);
+  const herr_t rc = Api(count, under, under_vol_id, mem_types, mem_spaces, file_spaces, dxpl_id, bufs, req);
+  if (rc >= 0) wrap_request(req, under_vol_id);
   return rc;
 }
 
@@ -70,7 +67,7 @@ void* dataset_create(void* obj, const H5VL_loc_params_t* loc_params, const char*
     SparseDataset::check_create(dcpl_id, type_id);
     void* under = H5VLdataset_create(o->under, loc_params, o->under_vol_id, name, lcpl_id, type_id, space_id,
                                      dcpl_id, dapl_id, dxpl_id, req);
-    return wrap_dataset(under, *o->below, dxpl_id, req);
+    return wrap_dataset(under, *o, dxpl_id, req);
   });
 }
 
@@ -79,7 +76,7 @@ void* dataset_open(void* obj, const H5VL_loc_params_t* loc_params, const char* n
   return call_guarded<void*>(Origin::connector, "dataset_open", nullptr, [&]() -> void* {
     Object* o = as_object(obj);
     void* under = H5VLdataset_open(o->under, loc_params, o->under_vol_id, name, dapl_id, dxpl_id, req);
-    return wrap_dataset(under, *o->below, dxpl_id, req);
+    return wrap_dataset(under, *o, dxpl_id, req);
   });
 }
 
@@ -91,7 +88,7 @@ herr_t dataset_read(size_t count, void* dset[], hid_t mem_type_id[], hid_t mem_s
       if (req == nullptr && read_dense_chunks(first, mem_type_id[0], mem_space_id[0], file_space_id[0], dxpl_id, buf[0]))
         return 0;
       void* under = first->under;
-      return transfer_below<H5VLdataset_read>(*first->below, 1, &under, mem_type_id, mem_space_id, file_space_id, dxpl_id, buf,
+      return transfer_below<H5VLdataset_read>(first->under_vol_id, 1, &under, mem_type_id, mem_space_id, file_space_id, dxpl_id, buf,
                                    req);
     }
     // Sparse datasets are read by the connector where it can; the rest go below together.
@@ -113,7 +110,7 @@ herr_t dataset_read(size_t count, void* dset[], hid_t mem_type_id[], hid_t mem_s
       file_spaces.push_back(file_space_id[i]);
       bufs.push_back(buf[i]);
     }
-    const herr_t rc = transfer_below<H5VLdataset_read>(*first->below, under.size(), under.data(), mem_types.data(),
+    const herr_t rc = transfer_below<H5VLdataset_read>(first->under_vol_id, under.size(), under.data(), mem_types.data(),
                                             mem_spaces.data(), file_spaces.data(), dxpl_id, bufs.data(), req);
     if (rc >= 0) return rc;
     // The structured-chunk filter reported corruption without knowing where: find the chunk and
@@ -141,7 +138,7 @@ herr_t dataset_write(size_t count, void* dset[], hid_t mem_type_id[], hid_t mem_
           write_dense_chunks(first, mem_type_id[0], mem_space_id[0], file_space_id[0], dxpl_id, buf[0]))
         return 0;
       void* under = first->under;
-      return transfer_below<H5VLdataset_write>(*first->below, 1, &under, mem_type_id, mem_space_id, file_space_id, dxpl_id, buf,
+      return transfer_below<H5VLdataset_write>(first->under_vol_id, 1, &under, mem_type_id, mem_space_id, file_space_id, dxpl_id, buf,
                                   req);
     }
     std::vector<void*> under;
@@ -160,7 +157,7 @@ herr_t dataset_write(size_t count, void* dset[], hid_t mem_type_id[], hid_t mem_
       bufs.push_back(buf[i]);
     }
     if (under.empty()) return 0;
-    return transfer_below<H5VLdataset_write>(*first->below, under.size(), under.data(), mem_types.data(), mem_spaces.data(),
+    return transfer_below<H5VLdataset_write>(first->under_vol_id, under.size(), under.data(), mem_types.data(), mem_spaces.data(),
                                 file_spaces.data(), dxpl_id, bufs.data(), req);
   });
 }

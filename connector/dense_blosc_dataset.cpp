@@ -147,7 +147,7 @@ namespace {
 const DenseBloscDataset* dense_view(Object* o, hid_t dxpl) {
   if (!o->dense_checked) {
     // Direct chunk I/O is the native connector's: under any other, HDF5's path serves.
-    if (o->below->native) o->dense = DenseBloscDataset::detect(o->under, o->under_vol_id, dxpl);
+    if (o->native) o->dense = DenseBloscDataset::detect(o->under, o->under_vol_id, dxpl);
     o->dense_checked = true;
   }
   return o->dense.get();

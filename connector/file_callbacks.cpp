@@ -33,17 +33,19 @@ struct UnderAccess {
     if (fapl < 0) fapl = under_fapl(our_fapl, info);
     return fapl;
   }
-  /// The native connector below, when its file callbacks can be called directly. It takes our
-  /// FAPL as it is: the native connector learns the file's connector from the API context,
-  /// never from the FAPL, so the FAPL copy naming it (a property list copy and close per
-  /// open, a fifth of a small file's open/close) is not needed.
-  const H5VL_class_t* native_class() const {
-    const ConnectorBelow* below = known_native_connector(under_vol_id());
-    return below ? below->cls : nullptr;
-  }
+  /// Whether the connector below is the native one (asked when the info was made).
+  bool under_native() const { return info ? info->native : true; }
   UnderAccess(const UnderAccess&) = delete;
   UnderAccess& operator=(const UnderAccess&) = delete;
 };
+
+// A native connector below whose class table is known opens and creates files from our FAPL
+// as it is: it never reads the FAPL's connector property (HDF5 takes the file's connector from
+// the API context), and the FAPL copy naming it that H5VLfile_open/create need made a file
+// open/close pair cost more than the 5% a bypass must buy (docs/DESIGN.md, "Performance notes").
+const H5VL_class_t* direct_native_class(const UnderAccess& access) noexcept {
+  return access.under_native() ? known_native_class() : nullptr;
+}
 
 }  // namespace
 
@@ -51,25 +53,24 @@ void* file_create(const char* name, unsigned flags, hid_t fcpl_id, hid_t fapl_id
                   void** req) noexcept {
   return call_guarded<void*>(Origin::connector, "file_create", nullptr, [&]() -> void* {
     UnderAccess access(fapl_id);
-    const H5VL_class_t* native = access.native_class();
-    void* under = native && native->file_cls.create
-                      ? native->file_cls.create(name, flags, fcpl_id, fapl_id, dxpl_id, req)
-                      : H5VLfile_create(name, flags, fcpl_id, access.under_access(), dxpl_id, req);
+    const H5VL_class_t* native = direct_native_class(access);
+    void* under = native ? native->file_cls.create(name, flags, fcpl_id, fapl_id, dxpl_id, req)
+                         : H5VLfile_create(name, flags, fcpl_id, access.under_access(), dxpl_id, req);
     if (under == nullptr) return nullptr;
     wrap_request(req, access.under_vol_id());
-    return wrap_under(under, access.under_vol_id());
+    return wrap_under(under, access.under_vol_id(), access.under_native());
   });
 }
 
 void* file_open(const char* name, unsigned flags, hid_t fapl_id, hid_t dxpl_id, void** req) noexcept {
   return call_guarded<void*>(Origin::connector, "file_open", nullptr, [&]() -> void* {
     UnderAccess access(fapl_id);
-    const H5VL_class_t* native = access.native_class();
-    void* under = native && native->file_cls.open ? native->file_cls.open(name, flags, fapl_id, dxpl_id, req)
-                                                  : H5VLfile_open(name, flags, access.under_access(), dxpl_id, req);
+    const H5VL_class_t* native = direct_native_class(access);
+    void* under = native ? native->file_cls.open(name, flags, fapl_id, dxpl_id, req)
+                         : H5VLfile_open(name, flags, access.under_access(), dxpl_id, req);
     if (under == nullptr) return nullptr;
     wrap_request(req, access.under_vol_id());
-    return wrap_under(under, access.under_vol_id());
+    return wrap_under(under, access.under_vol_id(), access.under_native());
   });
 }
 
@@ -118,7 +119,7 @@ herr_t file_specific(void* obj, H5VL_file_specific_args_t* args, hid_t dxpl_id, 
     const herr_t rc = H5VLfile_specific(o->under, o->under_vol_id, args, dxpl_id, req);
     if (rc < 0) return rc;
     if (args->op_type == H5VL_FILE_REOPEN && *args->args.reopen.file != nullptr)
-      *args->args.reopen.file = wrap_under(*args->args.reopen.file, *o->below);
+      *args->args.reopen.file = wrap_under(*args->args.reopen.file, *o);
     wrap_request(req, o->under_vol_id);
     return rc;
   });

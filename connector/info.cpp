@@ -17,9 +17,10 @@ namespace {
 using hdf5::call_guarded;
 using hdf5::Origin;
 
-Info* new_info(hid_t under_vol_id, void* under_vol_info) {
-  auto* info = new Info{under_vol_id, under_vol_info};
-  if (!is_library_native_id(under_vol_id)) H5Iinc_ref(under_vol_id);
+/// A copy of `src` without the connector's own info, taking a reference on its ID.
+Info* copy_of(const Info& src) {
+  auto* info = new Info{src.under_vol_id, nullptr, src.native};
+  H5Iinc_ref(src.under_vol_id);
   return info;
 }
 
@@ -36,7 +37,7 @@ char* hdf5_string(const std::string& s) {
 void* info_copy(const void* info) noexcept {
   return call_guarded<void*>(Origin::connector, "info_copy", nullptr, [&]() -> void* {
     const auto* src = static_cast<const Info*>(info);
-    Info* copy = new_info(src->under_vol_id, nullptr);
+    Info* copy = copy_of(*src);
     if (src->under_vol_info != nullptr &&
         H5VLcopy_connector_info(src->under_vol_id, &copy->under_vol_info, src->under_vol_info) < 0) {
       info_free(copy);
@@ -60,12 +61,10 @@ herr_t info_cmp(int* cmp_value, const void* info1, const void* info2) noexcept {
 herr_t info_free(void* info) noexcept {
   return call_guarded<herr_t>(Origin::connector, "info_free", -1, [&]() -> herr_t {
     auto* i = static_cast<Info*>(info);
-    if (i->under_vol_info != nullptr || !is_library_native_id(i->under_vol_id)) {
-      hdf5::preserving_error_stack([i] {
-        if (i->under_vol_info != nullptr) H5VLfree_connector_info(i->under_vol_id, i->under_vol_info);
-        if (!is_library_native_id(i->under_vol_id)) H5Idec_ref(i->under_vol_id);
-      });
-    }
+    hdf5::preserving_error_stack([i] {
+      if (i->under_vol_info != nullptr) H5VLfree_connector_info(i->under_vol_id, i->under_vol_info);
+      H5Idec_ref(i->under_vol_id);
+    });
     delete i;
     return 0;
   });
@@ -122,9 +121,8 @@ herr_t str_to_info(const char* str, void** info) noexcept {
       H5VLclose(under_vol_id);
       throw Error(ErrorCode::invalid_argument, "connector info: the connector below rejects '" + under_info + "'");
     }
-    // Takes over the registration reference, except on the native connector (see Info).
-    if (is_library_native_id(under_vol_id)) H5Idec_ref(under_vol_id);
-    *info = new Info{under_vol_id, under_vol_info};
+    // Takes over the registration reference.
+    *info = new Info{under_vol_id, under_vol_info, names_native_connector(under_vol_id)};
     return 0;
   });
 }

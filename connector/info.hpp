@@ -7,11 +7,13 @@
 
 namespace h5sparse::vol {
 
-/// Holds a reference on `under_vol_id`, unless it is the library's native connector ID
-/// (is_library_native_id), which outlives every info.
+/// Holds a reference on `under_vol_id`.
 struct Info {
   hid_t under_vol_id;
   void* under_vol_info;
+  /// The connector below is the native one (names_native_connector, asked when the info was
+  /// parsed; copies keep the answer).
+  bool native;
 };
 
 void* info_copy(const void* info) noexcept;

@@ -5,7 +5,6 @@
 
 #include "callbacks.hpp"
 #include "error_stack.hpp"
-#include "forward.hpp"
 #include "info.hpp"
 #include "object.hpp"
 #include "optional_ops.hpp"
@@ -40,9 +39,7 @@ herr_t opt_query(void* obj, H5VL_subclass_t cls, int opt_type, uint64_t* flags) 
       return 0;
     }
     const Object* o = as_object(obj);
-    return call_below<H5VLintrospect_opt_query>(
-        o->cls, [&](auto callback) { return callback(o->under, cls, opt_type, flags); },
-        [&] { return H5VLintrospect_opt_query(o->under, o->under_vol_id, cls, opt_type, flags); });
+    return H5VLintrospect_opt_query(o->under, o->under_vol_id, cls, opt_type, flags);
   });
 }
 

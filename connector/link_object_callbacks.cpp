@@ -81,7 +81,7 @@ void* object_open(void* obj, const H5VL_loc_params_t* loc_params, H5I_type_t* op
     void* under = H5VLobject_open(o->under, loc_params, o->under_vol_id, opened_type, dxpl_id, req);
     if (under == nullptr) return nullptr;
     wrap_request(req, o->under_vol_id);
-    Object* object = wrap_under(under, *o->below);
+    Object* object = wrap_under(under, *o);
     // H5Oopen (h5py's way to open anything) yields datasets too: recognise sparse ones here.
     if (*opened_type == H5I_DATASET) attach_sparse(object, dxpl_id);
     return object;

@@ -1,36 +1,20 @@
-// Wrapper lifetime. Every wrapper keeps the connector below alive, as in H5VLpassthru.c, but
-// the references are counted here (see ConnectorBelow).
+// Wrapper lifetime, as in HDF5's H5VLpassthru.c: every wrapper keeps the connector below alive
+// with a reference on its ID, one shared by the objects of a file (see Below).
 #include "object.hpp"
 
 #include <H5VLconnector_passthru.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
-#include <deque>
-#include <mutex>
+#include <new>
 
 #include "error_stack.hpp"
 #include "sparse_dataset.hpp"
 
 namespace h5sparse::vol {
 
-namespace {
-
-std::mutex below_mutex;
-std::deque<ConnectorBelow> connectors_below;  // never shrinks: objects point into it
-
-bool direct_calls_allowed() {
-  // H5SPARSE_DIRECT_CALLS=0 forwards every operation through the H5VL API instead.
-  static const bool allowed = [] {
-    const char* setting = std::getenv("H5SPARSE_DIRECT_CALLS");
-    return setting == nullptr || std::strcmp(setting, "0") != 0;
-  }();
-  return allowed;
-}
-
-/// Whether `id` names the native connector (quietly: no record left on the error stack).
-bool names_native(hid_t id) {
-  if (is_library_native_id(id)) return true;
+bool names_native_connector(hid_t id) noexcept {
   H5VL_class_value_t value = -1;
   bool native = false;
   hdf5::preserving_error_stack([&] {
@@ -40,101 +24,74 @@ bool names_native(hid_t id) {
   return native;
 }
 
-/// The class table of the connector below, asked of one of its objects (a connector may
-/// answer for any object). Only a table of our H5VL_VERSION whose value matches the ID's is
-/// used; anything else keeps the H5VL API path.
-const H5VL_class_t* class_of(void* under_object, hid_t id) {
-  if (!direct_calls_allowed() || under_object == nullptr) return nullptr;
+namespace {
+
+/// The native connector's class table once learnt: the library's own, as long as the library
+/// (and so this connector) is loaded.
+std::atomic<const H5VL_class_t*> native_class{nullptr};
+
+/// The native connector's class table, asked of one of its objects (quietly) the first time;
+/// nullptr unless it is a table of our H5VL_VERSION.
+const H5VL_class_t* native_class_of(void* under, hid_t under_vol_id) noexcept {
+  if (const H5VL_class_t* known = native_class.load(std::memory_order_acquire)) return known;
+  // H5SPARSE_DIRECT_CALLS=0 sends every forward and file open through the H5VL API, where an
+  // LD_PRELOAD trace sees them (test/connector/test_tools.py).
+  static const bool direct_calls = [] {
+    const char* setting = std::getenv("H5SPARSE_DIRECT_CALLS");
+    return setting == nullptr || std::strcmp(setting, "0") != 0;
+  }();
+  if (!direct_calls) return nullptr;
   const H5VL_class_t* cls = nullptr;
-  H5VL_class_value_t value = -1;
   hdf5::preserving_error_stack([&] {
     H5E_BEGIN_TRY {
-      if (H5VLget_value(id, &value) < 0 ||
-          H5VLintrospect_get_conn_cls(under_object, id, H5VL_GET_CONN_LVL_CURR, &cls) < 0)
-        cls = nullptr;
+      if (H5VLintrospect_get_conn_cls(under, under_vol_id, H5VL_GET_CONN_LVL_CURR, &cls) < 0) cls = nullptr;
     }
     H5E_END_TRY
   });
-  if (cls == nullptr || cls->version != H5VL_VERSION || cls->value != value) return nullptr;
+  if (cls == nullptr || cls->version != H5VL_VERSION || cls->value != H5_VOL_NATIVE) return nullptr;
+  native_class.store(cls, std::memory_order_release);
   return cls;
 }
 
 }  // namespace
 
-ConnectorBelow& retain_connector(hid_t under_vol_id, void* under_object) {
-  ConnectorBelow* below = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(below_mutex);
-    for (ConnectorBelow& entry : connectors_below) {
-      if (entry.id == under_vol_id) {
-        below = &entry;
-        if (entry.references.load() > 0) {
-          entry.references.fetch_add(1);
-          return entry;
-        }
-        break;
-      }
-    }
-    if (below == nullptr) {
-      below = &connectors_below.emplace_back();
-      below->id = under_vol_id;
-    }
-    below->references = 1;  // claimed before HDF5 is called, which may call back into us
-  }
-  below->holds_id_reference = !is_library_native_id(under_vol_id);
-  if (below->holds_id_reference) H5Iinc_ref(under_vol_id);
-  below->native = is_library_native_id(under_vol_id) || names_native(under_vol_id);
-  below->plain_native = below->native && !below->holds_id_reference;
-  // The native class table is the library's own for its lifetime: learnt once (a program that
-  // opens and closes one file at a time takes a first reference on every open).
-  if (!below->native || below->cls == nullptr) below->cls = class_of(under_object, under_vol_id);
-  return *below;
+const H5VL_class_t* known_native_class() noexcept { return native_class.load(std::memory_order_acquire); }
+
+Below* new_below(hid_t under_vol_id, bool native, void* under) noexcept {
+  const H5VL_class_t* cls = native ? native_class_of(under, under_vol_id) : nullptr;
+  auto* below = new (std::nothrow) Below(under_vol_id, native, cls);
+  if (below != nullptr) H5Iinc_ref(under_vol_id);
+  return below;
 }
 
-ConnectorBelow* known_native_connector(hid_t under_vol_id) noexcept {
-  ConnectorBelow* found = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(below_mutex);
-    for (ConnectorBelow& entry : connectors_below)
-      if (entry.id == under_vol_id && entry.native && entry.cls != nullptr) found = &entry;
-  }
-  if (found == nullptr || found->references.load() > 0) return found;
-  // Not referenced now: make sure the ID still names the native connector.
-  return is_library_native_id(under_vol_id) || names_native(under_vol_id) ? found : nullptr;
-}
-
-void release_last_reference(ConnectorBelow& below) noexcept {
-  if (!below.native) {
-    std::lock_guard<std::mutex> lock(below_mutex);
-    below.cls = nullptr;  // learnt again if the ID is retained again
-  }
-  if (!below.holds_id_reference) return;
-  // Dropping the reference may run HDF5 code that resets the error stack: keep the caller's.
+void release_below(Below& below) noexcept {
+  if (below.users.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
   const hid_t id = below.id;
+  delete &below;
+  // Dropping the reference may run HDF5 code that resets the error stack: keep the caller's.
   hdf5::preserving_error_stack([id] { H5Idec_ref(id); });
 }
 
-Object* wrap_under(void* under, hid_t under_vol_id) {
-  if (under == nullptr) return nullptr;
-  ConnectorBelow& below = retain_connector(under_vol_id, under);
-  Object* object = new_wrapper(under, below);
-  release_connector(below);  // new_wrapper took its own
-  if (object == nullptr) throw std::bad_alloc();
-  return object;
-}
-
-Object* wrap_under(void* under, ConnectorBelow& below) {
+Object* wrap_under(void* under, Below& below) {
   if (under == nullptr) return nullptr;
   if (Object* object = new_wrapper(under, below)) return object;
   throw std::bad_alloc();
 }
 
+Object* wrap_under(void* under, hid_t under_vol_id, bool native) {
+  if (under == nullptr) return nullptr;
+  Below* below = new_below(under_vol_id, native, under);
+  if (below == nullptr) throw std::bad_alloc();
+  retain_below(*below);  // until the wrapper holds it (or was not made)
+  Object* object = new_wrapper(under, *below);
+  release_below(*below);
+  if (object == nullptr) throw std::bad_alloc();
+  return object;
+}
+
 void wrap_started_request(void** req, hid_t under_vol_id) {
-  ConnectorBelow& below = retain_connector(under_vol_id, nullptr);  // requests are no objects
-  Object* request = new_wrapper(*req, below);
-  release_connector(below);  // new_wrapper took its own
-  if (request == nullptr) throw std::bad_alloc();
-  *req = request;
+  // A request is only waited on, tested and freed: nothing asks whether its connector is native.
+  *req = wrap_under(*req, under_vol_id, false);
 }
 
 }  // namespace h5sparse::vol

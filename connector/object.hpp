@@ -1,61 +1,85 @@
 // The connector's object: what HDF5 holds for every file, group, dataset, attribute, datatype,
-// request and blob handle opened through us. It owns one reference to the connector below.
+// request and blob handle opened through us. As in HDF5's H5VLpassthru.c, it holds the object
+// of the connector below and that connector's ID, which a reference keeps alive; unlike it, the
+// objects of one file share one reference (see Below).
 #pragma once
 
+#include <H5VLconnector.h>
 #include <hdf5.h>
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <new>
 
-#include "wrapper_memory.hpp"
-
 namespace h5sparse::vol {
 
 class SparseDataset;
-struct ConnectorBelow;
+struct Below;
 
 /// What HDF5 hands back to wrap_object / free_wrap_ctx during an API call on one of our
-/// objects: the connector below and that connector's own wrap context.
+/// objects: the connector below (kept alive) and its own wrap context.
 struct WrapContext {
-  ConnectorBelow* below;
+  Below* below;
   void* under_wrap_ctx;
 };
 
-/// A connector below us. Records live for the whole process (there are a handful), so objects
-/// and wrap contexts point at them; references are counted here and HDF5 is asked (H5Iinc_ref
-/// / H5Idec_ref, each a full API call under the library lock) only when a connector's count
-/// leaves or returns to zero. Callbacks run under HDF5's library lock (or in a single-threaded
-/// library), so a first reference and a last release never race; the count is atomic anyway.
-struct ConnectorBelow {
-  hid_t id = H5I_INVALID_HID;
-  std::atomic<long> references{0};
-  /// Whether our references hold one on the ID (not for the library's native connector ID,
-  /// which outlives every object).
-  bool holds_id_reference = true;
-  /// The native connector: its objects need no wrapping (its wrap callbacks are all NULL).
-  bool native = false;
-  /// native && !holds_id_reference: wrap contexts are the shared one and take no reference,
-  /// so get_wrap_ctx and free_wrap_ctx test one byte.
-  bool plain_native = false;
-  /// The connector's class table, when the connector reports it (introspection; kept for the
-  /// native connector, whose table is the library's own, forgotten for others at zero): its
-  /// callbacks are then called directly, as HDF5 does for the top connector, instead of
-  /// through the H5VL passthrough API (one more locked API call and ID lookup per operation).
-  const H5VL_class_t* cls = nullptr;
-  /// The wrap context handed out for a native connector below (nothing to allocate).
+/// The connector below as the objects of one file (and the wrap contexts of API calls on them)
+/// share it: one reference on its ID for all of them, taken with the file's first wrapper and
+/// dropped with its last. H5VLpassthru.c takes one per wrapper and per wrap context; each
+/// H5Iinc_ref and H5Idec_ref is a locked API call, and together they were most of what
+/// forwarding cost on metadata (docs/DESIGN.md, "Performance notes").
+struct Below {
+  Below(hid_t under_vol_id, bool below_is_native, const H5VL_class_t* native_class) noexcept
+      : id(under_vol_id), native(below_is_native), cls(native_class) {}
+  const hid_t id;
+  /// The connector below is the native one (names_native_connector).
+  const bool native;
+  /// The native connector's class table, whose callbacks the busiest forwards call directly
+  /// (forward.hpp, ClassSlot); nullptr for any other connector below.
+  const H5VL_class_t* const cls;
+  std::atomic<std::size_t> users{0};  ///< wrappers and wrap contexts
+  /// The wrap context of every API call when the connector below is native: the native
+  /// connector keeps none of its own, so there is nothing to ask it for or free.
   WrapContext shared_wrap_ctx{this, nullptr};
 };
 
-/// Whether `id` is the library's own ID of the native connector. It lives as long as the
-/// library (HDF5 refuses to unregister the native connector, and registering it again returns
-/// this ID), so neither objects nor infos need a reference of ours on it; and the test is a
-/// comparison, where taking and dropping a reference are API calls, several per file open.
-inline bool is_library_native_id(hid_t id) noexcept { return id == H5VL_NATIVE; }
+/// A record of the connector `under_vol_id` below, of which `under` is an object, taking the
+/// one reference on the ID; its first user (a wrapper) frees it with the last release_below;
+/// nullptr when out of memory.
+Below* new_below(hid_t under_vol_id, bool native, void* under) noexcept;
+/// The native connector's class table, once a file of the native connector was opened through
+/// us; else nullptr.
+const H5VL_class_t* known_native_class() noexcept;
+inline Below& retain_below(Below& below) noexcept {
+  below.users.fetch_add(1, std::memory_order_relaxed);
+  return below;
+}
+/// Drops a user; the last drops the reference on the ID (keeping the caller's error stack).
+void release_below(Below& below) noexcept;
 
-/// Deletes a SparseDataset where its type is complete (sparse_dataset.cpp), so that Object's
-/// destructor stays inline: a test of `sparse` on every close, a call only for sparse ones.
+/// One user of a Below for as long as it lives.
+class BelowUser {
+ public:
+  explicit BelowUser(Below& below) noexcept : below_(&retain_below(below)) {}
+  ~BelowUser() { release_below(*below_); }
+  BelowUser(const BelowUser&) = delete;
+  BelowUser& operator=(const BelowUser&) = delete;
+  Below& operator*() const noexcept { return *below_; }
+  Below* operator->() const noexcept { return below_; }
+
+ private:
+  Below* below_;
+};
+
+/// Whether `id` names the native connector, asked of HDF5 (quietly: no record left on the
+/// error stack). Never a comparison with H5VL_NATIVE: HDF5 2.x hands out a new ID for the same
+/// connector on every lookup.
+bool names_native_connector(hid_t id) noexcept;
+
+/// Deletes a SparseDataset where its type is complete (sparse_dataset.cpp), so that what
+/// includes Object needs no SparseDataset.
 struct SparseDatasetDelete {
   SparseDatasetDelete() noexcept = default;
   SparseDatasetDelete(std::default_delete<SparseDataset>) noexcept {}  // from SparseDataset::detect
@@ -75,16 +99,15 @@ struct DenseBloscDelete {
 constexpr std::uint64_t kObjectTag = 0x68357370617273ULL;  // "h5spars"
 
 struct Object {
-  Object(void* under_object, ConnectorBelow& below_connector) noexcept
-      : under(under_object), under_vol_id(below_connector.id), below(&below_connector), cls(below_connector.cls) {}
+  Object(void* under_object, Below& connector_below) noexcept
+      : under(under_object), below(connector_below), under_vol_id(below->id), native(below->native) {}
   const std::uint64_t tag = kObjectTag;  ///< first: readable in any object HDF5 may hand us
   void* under;                           ///< the object of the connector below
-  hid_t under_vol_id;                    ///< the connector below (retained), == below->id
-  ConnectorBelow* below;                 ///< its record
-  /// below->cls when the wrapper was made, which stays so while the wrapper holds its
-  /// reference (a record forgets its table only at zero references): one load less on every
-  /// forwarded call.
-  const H5VL_class_t* cls;
+  /// The connector below, shared with the file's objects; declared before the dataset views,
+  /// which may still call it when they are destroyed.
+  const BelowUser below;
+  const hid_t under_vol_id;  ///< below->id, read by every forward
+  const bool native;         ///< below->native
   std::unique_ptr<SparseDataset, SparseDatasetDelete> sparse;  ///< set for datasets with structured chunks
   /// Datasets whose pipeline is Blosc alone: the connector's chunk-parallel path, recognised on
   /// the first read or write (dense_checked).
@@ -92,47 +115,21 @@ struct Object {
   bool dense_checked = false;
 };
 
-/// Takes one of our references on a connector below; returns its record. `under_object`, one
-/// of the connector's objects or nullptr, lets a first reference learn the connector's class.
-ConnectorBelow& retain_connector(hid_t under_vol_id, void* under_object);
-/// Another reference on a record the caller holds one on (never a first one).
-inline ConnectorBelow& retain_connector(ConnectorBelow& below) noexcept {
-  below.references.fetch_add(1, std::memory_order_relaxed);
-  return below;
-}
-/// Gives HDF5's reference back (and forgets a non-native class table) after the last one.
-[[gnu::noinline]] void release_last_reference(ConnectorBelow& below) noexcept;
-/// Drops one reference (the last one gives HDF5's reference back).
-inline void release_connector(ConnectorBelow& below) noexcept {
-  if (__builtin_expect(below.references.fetch_sub(1, std::memory_order_acq_rel) > 1, 1)) return;
-  release_last_reference(below);
-}
-
-/// The record of `under_vol_id` when it is the native connector with its class known (its
-/// callbacks can be called directly, referenced or not), else nullptr.
-ConnectorBelow* known_native_connector(hid_t under_vol_id) noexcept;
-
-/// A new wrapper of an object of `below`, taking a reference; nullptr when out of memory
+/// A new wrapper of `under`, an object of the connector `below`; nullptr when out of memory
 /// (nothing reported: the caller does).
-inline Object* new_wrapper(void* under, ConnectorBelow& below) noexcept {
-  void* memory = wrapper_memory.take(sizeof(Object));
-  if (__builtin_expect(memory == nullptr, 0)) return nullptr;
-  retain_connector(below);
-  return new (memory) Object(under, below);
-}
+inline Object* new_wrapper(void* under, Below& below) noexcept { return new (std::nothrow) Object(under, below); }
 
-/// Wraps an object of the connector below; returns nullptr when `under` is nullptr.
-Object* wrap_under(void* under, hid_t under_vol_id);
-Object* wrap_under(void* under, ConnectorBelow& below);
+/// Wraps an object of the connector below; nullptr when `under` is nullptr; throws
+/// std::bad_alloc when out of memory.
+Object* wrap_under(void* under, Below& below);
+/// Wraps the first object of a file (or a request): a new record of the connector below.
+Object* wrap_under(void* under, hid_t under_vol_id, bool native);
+/// Wraps an object opened through `parent`: the same connector below.
+inline Object* wrap_under(void* under, const Object& parent) { return wrap_under(under, *parent.below); }
 
-/// Releases a wrapper (not the object below), preserving the current error stack.
-inline void free_wrapper(Object* object) noexcept {
-  if (object == nullptr) return;
-  ConnectorBelow& below = *object->below;
-  object->~Object();
-  wrapper_memory.give(object);
-  release_connector(below);
-}
+/// Frees a wrapper (not the object below); the last of a file drops the reference on the
+/// connector below, preserving the current error stack.
+inline void free_wrapper(Object* object) noexcept { delete object; }
 
 /// Wraps the asynchronous request an operation below started (`*req` set).
 [[gnu::cold]] void wrap_started_request(void** req, hid_t under_vol_id);

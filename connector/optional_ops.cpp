@@ -8,7 +8,6 @@
 
 #include "error_stack.hpp"
 #include "h5sparse_vol.h"
-#include "forward.hpp"
 #include "object.hpp"
 
 namespace h5sparse::vol {
@@ -83,9 +82,7 @@ herr_t file_optional(void* obj, H5VL_optional_args_t* args, hid_t dxpl_id, void*
       std::memcpy(v->buffer, text.c_str(), text.size() + 1);
       return 0;
     }
-    const herr_t rc = call_below<H5VLfile_optional>(
-        o->cls, [&](auto callback) { return callback(o->under, args, dxpl_id, req); },
-        [&] { return H5VLfile_optional(o->under, o->under_vol_id, args, dxpl_id, req); });
+    const herr_t rc = H5VLfile_optional(o->under, o->under_vol_id, args, dxpl_id, req);
     if (rc >= 0) wrap_request(req, o->under_vol_id);
     return rc;
   });

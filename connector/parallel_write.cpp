@@ -393,8 +393,10 @@ void ParallelWrite::run(SparseDataset& d, const MpiComm& comm, OwnerOp op, const
   lap("merge_encode");
   int rounds = 0;
   check_mpi(MPI_Allreduce(&local_rounds, &rounds, 1, MPI_INT, MPI_MAX, comm.get()), "counting write rounds");
-  // 3. One collective H5Dwrite per round.
-  H5Zregister(hdf5::structured_chunk_class());  // our copy of the filter: sees PreEncodedChunks
+  // 3. One collective H5Dwrite per round, with our copy of the filter (the one that sees
+  // PreEncodedChunks) registered for these writes only.
+  std::optional<hdf5::StructuredChunkClassOverride> our_filter;
+  agree(comm, "registering the structured-chunk filter", [&] { our_filter.emplace(hdf5::structured_chunk_class()); });
   for (int round = 0; round < rounds; ++round) write_round(d, comm, owned, round, grid, full_space, dxpl);
   lap("collective_write");
 }

@@ -10,6 +10,8 @@
 // nothing else, was taken (docs/DESIGN.md, "Parallel HDF5").
 #pragma once
 
+#include <hdf5.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <unordered_map>
@@ -59,5 +61,28 @@ class PreEncodedChunks {
   std::unordered_multimap<std::uint64_t, std::size_t> by_hash_;
   std::size_t misses_ = 0;
 };
+
+/// The narrow hook through which a set reaches HDF5's filter calls. Each .so that links this
+/// file (the filter plugin, the connector) has its own active set, and HDF5 calls the class
+/// registered for 45100, normally the plugin's. For its lifetime, this registers the caller's
+/// copy of the class in its place and, when it ends, the class of the filter plugin HDF5 loaded
+/// again, so that other datasets and later calls never see the caller's copy. Construct and
+/// destroy it inside one HDF5 callback (HDF5's lock is held: no other thread's call runs with
+/// the caller's copy). Throws Error when no loaded filter plugin provides 45100: the class to
+/// restore would be unknown, so nothing is replaced.
+class StructuredChunkClassOverride {
+ public:
+  explicit StructuredChunkClassOverride(const H5Z_class2_t* ours);
+  ~StructuredChunkClassOverride();
+  StructuredChunkClassOverride(const StructuredChunkClassOverride&) = delete;
+  StructuredChunkClassOverride& operator=(const StructuredChunkClassOverride&) = delete;
+
+ private:
+  const H5Z_class2_t* plugin_;
+};
+
+/// The class a loaded HDF5 filter plugin provides for `id` (asked of the plugin's
+/// H5PLget_plugin_info), or nullptr when no loaded library does.
+const H5Z_class2_t* loaded_plugin_filter_class(H5Z_filter_t id);
 
 }  // namespace h5sparse::hdf5

@@ -18,6 +18,10 @@ of that median. A difference is resolved when the interval excludes 1; to resolv
 interval must be narrower than that, which takes more rounds the noisier the machine.
 The load average before and after is printed: numbers from a loaded machine are indicative.
 
+--against DIR measures another h5sparse build (its plugin directory, e.g. a Release build of an
+older commit) in place of pass_through, in the same rounds: a before/after comparison that
+shares the machine's drift.
+
 --instructions counts instructions with callgrind, --cache instruction- and data-cache
 misses with cachegrind (both deterministic; marginal cost of the work, startup excluded)."""
 import argparse
@@ -37,6 +41,11 @@ PHASES = {"groups": ("groups_create", "groups_iterate"), "io": ("dataset_write",
 # The cache geometry cachegrind simulates: this machine's (AMD EPYC: 32 KiB 8-way L1i and L1d,
 # 512 KiB 8-way L2 per core, as "LL"; 64-byte lines), fixed so that runs compare.
 CACHES = ["--I1=32768,8,64", "--D1=32768,8,64", "--LL=524288,8,64"]
+# --against: the plugin directory of the h5sparse build measured in pass_through's place.
+AGAINST = None
+# The plugin directory of --build, which the h5sparse column measures (not whichever build
+# HDF5_PLUGIN_PATH names).
+PLUGINS = None
 
 
 def environment(setup):
@@ -44,6 +53,11 @@ def environment(setup):
     env.pop("HDF5_VOL_CONNECTOR", None)
     if SETUPS[setup]:
         env["HDF5_VOL_CONNECTOR"] = SETUPS[setup]
+    if setup == "h5sparse":
+        env["HDF5_PLUGIN_PATH"] = PLUGINS
+    if AGAINST and setup == "pass_through":
+        env["HDF5_VOL_CONNECTOR"] = SETUPS["h5sparse"]
+        env["HDF5_PLUGIN_PATH"] = AGAINST
     return env
 
 
@@ -148,14 +162,22 @@ def main():
                         help="alternating rounds, one sample per setup and phase each (default 15)")
     parser.add_argument("--instructions", action="store_true", help="also count instructions with callgrind")
     parser.add_argument("--cache", action="store_true", help="also count cache misses with cachegrind")
+    parser.add_argument("--against", metavar="DIR",
+                        help="plugin directory of another h5sparse build, measured in pass_through's column")
     args = parser.parse_args()
+    global AGAINST, PLUGINS
+    AGAINST = args.against and os.path.abspath(args.against)
+    PLUGINS = os.path.abspath(os.path.join(args.build, "plugins"))
     binary = os.path.join(args.build, "bin", "connector_bench")
     groups, mib = (2000, 64) if args.quick else (20000, 1024)
     flags = (" --quick" if args.quick else "") + f" --rounds {args.rounds}" + \
-        (" --instructions" if args.instructions else "") + (" --cache" if args.cache else "")
+        (" --instructions" if args.instructions else "") + (" --cache" if args.cache else "") + \
+        (f" --against {args.against}" if args.against else "")
     lines = [f"Command: `scripts/dev run python3 bench/connector/run.py{flags}`",
              f"({groups:,} groups x 5 attributes; {mib:,} MiB dataset in 1 MiB chunks; 2,000 open/close; "
              f"{args.rounds} alternating rounds, a fresh process per sample)", ""]
+    if AGAINST:
+        lines += [f"The pass_through column is h5sparse from {AGAINST}.", ""]
     if args.rounds > 0:
         load_before = os.getloadavg()
         with tempfile.TemporaryDirectory(dir=os.environ.get("H5SPARSE_BENCH_DIR")) as workdir:
