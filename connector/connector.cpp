@@ -5,7 +5,6 @@
 #include <H5VLconnector_passthru.h>
 
 #include "library_guard.hpp"
-#include "plugin_entry.hpp"
 #include "callbacks.hpp"
 #include "forward.hpp"
 #include "h5sparse_vol.h"
@@ -151,6 +150,6 @@ extern const H5VL_class_t kConnectorClass = {
 extern "C" {
 H5PL_type_t H5PLget_plugin_type(void) { return H5PL_TYPE_VOL; }
 const void* H5PLget_plugin_info(void) {
-  return h5sparse::hdf5::plugin_entry("VOL connector") ? &h5sparse::vol::kConnectorClass : nullptr;
+  return h5sparse::hdf5::single_hdf5_library("VOL connector") ? &h5sparse::vol::kConnectorClass : nullptr;
 }
 }

@@ -4,6 +4,7 @@
 #include <H5VLconnector_passthru.h>
 
 #include "callbacks.hpp"
+#include "close_release.hpp"
 #include "error_stack.hpp"
 #include "forward.hpp"
 #include "info.hpp"
@@ -57,6 +58,7 @@ void* file_create(const char* name, unsigned flags, hid_t fcpl_id, hid_t fapl_id
     void* under = native ? native->file_cls.create(name, flags, fcpl_id, fapl_id, dxpl_id, req)
                          : H5VLfile_create(name, flags, fcpl_id, access.under_access(), dxpl_id, req);
     if (under == nullptr) return nullptr;
+    hdf5::release_kept_memory_at_close();  // reads and writes keep buffers between calls
     wrap_request(req, access.under_vol_id());
     return wrap_under(under, access.under_vol_id(), access.under_native());
   });
@@ -69,6 +71,7 @@ void* file_open(const char* name, unsigned flags, hid_t fapl_id, hid_t dxpl_id, 
     void* under = native ? native->file_cls.open(name, flags, fapl_id, dxpl_id, req)
                          : H5VLfile_open(name, flags, access.under_access(), dxpl_id, req);
     if (under == nullptr) return nullptr;
+    hdf5::release_kept_memory_at_close();  // reads and writes keep buffers between calls
     wrap_request(req, access.under_vol_id());
     return wrap_under(under, access.under_vol_id(), access.under_native());
   });

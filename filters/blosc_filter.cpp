@@ -9,8 +9,8 @@
 
 #include <string>
 
+#include "close_release.hpp"
 #include "library_guard.hpp"
-#include "plugin_entry.hpp"
 #include "chunk_geometry.hpp"
 #include "error_stack.hpp"
 #include "filter_buffer.hpp"
@@ -35,6 +35,7 @@ BloscParams params_from(std::size_t cd_nelmts, const unsigned cd_values[]) {
 
 herr_t blosc_set_local(hid_t dcpl, hid_t type, hid_t /*space*/) {
   return call_guarded<herr_t>(Origin::filter, "blosc_set_local", -1, [&]() -> herr_t {
+    release_kept_memory_at_close();  // writes keep buffers between chunks
     unsigned flags = 0;
     unsigned values[kMaxValues];
     std::size_t count = current_cd_values(dcpl, kFilterBlosc, &flags, values, kMaxValues);
@@ -95,6 +96,6 @@ const H5Z_class2_t kBloscClass = {
 extern "C" {
 H5PL_type_t H5PLget_plugin_type(void) { return H5PL_TYPE_FILTER; }
 const void* H5PLget_plugin_info(void) {
-  return h5sparse::hdf5::plugin_entry("blosc filter") ? &kBloscClass : nullptr;
+  return h5sparse::hdf5::single_hdf5_library("blosc filter") ? &kBloscClass : nullptr;
 }
 }

@@ -6,8 +6,8 @@
 
 #include <string>
 
+#include "close_release.hpp"
 #include "library_guard.hpp"
-#include "plugin_entry.hpp"
 #include "chunk_geometry.hpp"
 #include "error_stack.hpp"
 #include "filter_buffer.hpp"
@@ -25,6 +25,7 @@ constexpr std::size_t kMaxValues = 8;
 
 herr_t lzf_set_local(hid_t dcpl, hid_t type, hid_t /*space*/) {
   return call_guarded<herr_t>(Origin::filter, "lzf_set_local", -1, [&]() -> herr_t {
+    release_kept_memory_at_close();  // writes keep buffers between chunks
     unsigned flags = 0;
     unsigned values[kMaxValues];
     std::size_t count = current_cd_values(dcpl, kFilterLzf, &flags, values, kMaxValues);
@@ -88,6 +89,6 @@ const H5Z_class2_t kLzfClass = {
 extern "C" {
 H5PL_type_t H5PLget_plugin_type(void) { return H5PL_TYPE_FILTER; }
 const void* H5PLget_plugin_info(void) {
-  return h5sparse::hdf5::plugin_entry("lzf filter") ? &kLzfClass : nullptr;
+  return h5sparse::hdf5::single_hdf5_library("lzf filter") ? &kLzfClass : nullptr;
 }
 }

@@ -13,6 +13,7 @@
 #include "structured_chunk_class.hpp"
 
 #include "chunk_geometry.hpp"
+#include "close_release.hpp"
 #include "error_stack.hpp"
 #include "filter_buffer.hpp"
 #include "h5sparse/fill_scan.hpp"
@@ -29,6 +30,7 @@ constexpr std::size_t kMaxValues = 256;
 
 herr_t structured_set_local(hid_t dcpl, hid_t type, hid_t /*space*/) {
   return call_guarded<herr_t>(Origin::filter, "structured_chunk_set_local", -1, [&]() -> herr_t {
+    release_kept_memory_at_close();  // writes keep buffers between chunks
     H5SPARSE_FAIL_IF(H5Tdetect_class(type, H5T_VLEN) > 0 || H5Tis_variable_str(type) > 0, ErrorCode::unsupported,
             "sparse datasets do not support variable-length datatypes yet");
     H5SPARSE_FAIL_IF(H5Tget_class(type) == H5T_REFERENCE && H5Tequal(type, H5T_STD_REF) > 0, ErrorCode::unsupported,

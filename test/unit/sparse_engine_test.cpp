@@ -35,6 +35,20 @@ struct Model {
   std::vector<bool> defined;
 };
 
+// Every element of the extent, as the connector makes the pieces of a whole-dataset selection.
+std::vector<ChunkPiece> every_element(const ChunkGrid& grid) {
+  std::uint64_t total = 1;
+  for (std::uint64_t d : grid.dataset_dims()) total *= d;
+  std::vector<ChunkPiece> pieces;
+  grid.split(0, total, 0, pieces);
+  group_by_chunk(pieces);
+  return pieces;
+}
+
+const std::uint8_t* bytes_of(const std::vector<Value>& values) {
+  return reinterpret_cast<const std::uint8_t*>(values.data());
+}
+
 // Random runs of linear offsets (in random order, overlapping) as the connector makes pieces of
 // a point or hyperslab selection: split by the grid, grouped by chunk.
 std::vector<ChunkPiece> random_pieces(const ChunkGrid& grid, std::uint64_t total, std::mt19937& rng,
@@ -59,10 +73,7 @@ void expect_matches(const SparseEngine& engine, MemoryChunkStore& store, const C
   const std::vector<ChunkPiece> none;
   engine.read(store, ChunkRequest{grid, none, true, total},
               ReadTarget{reinterpret_cast<std::uint8_t*>(got.data()), engine.params().fill.data(), false, true});
-  std::vector<ChunkPiece> all;
-  grid.split(0, total, 0, all);
-  group_by_chunk(all);
-  const std::vector<std::uint64_t> defined = engine.defined(store, grid, all);
+  const std::vector<std::uint64_t> defined = engine.defined(store, grid, every_element(grid));
   std::size_t next_defined = 0;
   for (std::uint64_t i = 0; i < total; ++i) {
     ASSERT_EQ(got[i], model.defined[i] ? model.value[i] : kFill) << when << ", element " << i;
@@ -144,13 +155,11 @@ TEST(SparseEngine, AnSwmrStoreNeverGetsAChunkRewrittenInPlace) {
   MemoryChunkStore store;
   store.moves = true;  // throws on a rewrite of the same size
   const ChunkGrid grid(dims, chunk_dims);
-  std::vector<ChunkPiece> pieces;
-  grid.split(0, 64, 0, pieces);
-  group_by_chunk(pieces);
+  const std::vector<ChunkPiece> pieces = every_element(grid);
   std::vector<Value> values(64, 1);
   for (Value round = 1; round < 5; ++round) {  // same defined set, same values size each round
     std::fill(values.begin(), values.end(), round);
-    engine.write(store, grid, pieces, reinterpret_cast<const std::uint8_t*>(values.data()));
+    engine.write(store, grid, pieces, bytes_of(values));
   }
   std::vector<Value> got(64);
   engine.read(store, ChunkRequest{grid, {}, true, 64}, ReadTarget{reinterpret_cast<std::uint8_t*>(got.data()), nullptr, false, true});
@@ -162,16 +171,14 @@ TEST(SparseEngine, AStoreFailureNamesTheChunkAndKeepsWhatWasStoredBefore) {
   const SparseEngine engine(params_for(chunk_dims, false), 0);
   MemoryChunkStore store;
   const ChunkGrid grid(dims, chunk_dims);
-  std::vector<ChunkPiece> pieces;
-  grid.split(0, 64, 0, pieces);
-  group_by_chunk(pieces);
+  const std::vector<ChunkPiece> pieces = every_element(grid);
   std::vector<Value> values(64, 3);
-  engine.write(store, grid, pieces, reinterpret_cast<const std::uint8_t*>(values.data()));
+  engine.write(store, grid, pieces, bytes_of(values));
   const auto before = store.chunks;
   store.writes_left = 2;
   std::fill(values.begin(), values.end(), 9);
   try {
-    engine.write(store, grid, pieces, reinterpret_cast<const std::uint8_t*>(values.data()));
+    engine.write(store, grid, pieces, bytes_of(values));
     FAIL() << "the third chunk's write should fail";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("the store refused a write"), std::string::npos) << e.what();
@@ -187,11 +194,9 @@ TEST(SparseEngine, ACorruptChunkIsReportedWithItsOrigin) {
   const SparseEngine engine(params_for(chunk_dims, false), 1 << 20);
   MemoryChunkStore store;
   const ChunkGrid grid(dims, chunk_dims);
-  std::vector<ChunkPiece> pieces;
-  grid.split(0, 64, 0, pieces);
-  group_by_chunk(pieces);
-  std::vector<Value> values(64, 5);
-  engine.write(store, grid, pieces, reinterpret_cast<const std::uint8_t*>(values.data()));
+  const std::vector<ChunkPiece> pieces = every_element(grid);
+  const std::vector<Value> values(64, 5);
+  engine.write(store, grid, pieces, bytes_of(values));
   store.chunks.at({4, 0})[3] ^= 0x40;
   std::vector<Value> got(64);
   for (bool whole : {true, false}) {
@@ -204,7 +209,7 @@ TEST(SparseEngine, ACorruptChunkIsReportedWithItsOrigin) {
       EXPECT_NE(std::string(e.what()).find("store 'memory', chunk at (4, 0)"), std::string::npos) << e.what();
     }
   }
-  EXPECT_THROW(engine.write(store, grid, pieces, reinterpret_cast<const std::uint8_t*>(values.data())), Error);
+  EXPECT_THROW(engine.write(store, grid, pieces, bytes_of(values)), Error);
   EXPECT_THROW(engine.check_chunks(store, grid, pieces), Error);
 }
 
@@ -219,10 +224,7 @@ TEST(SparseEngine, ExtentChangesKeepOnlyTheKeptBoxDefined) {
   // rewrite the chunks a shrink cuts through.
   std::vector<Value> values(100);
   for (Value i = 0; i < 100; ++i) values[i] = i + 100;
-  std::vector<ChunkPiece> pieces;
-  ChunkGrid(dims, chunk_dims).split(0, 100, 0, pieces);
-  group_by_chunk(pieces);
-  engine.write(store, ChunkGrid(dims, chunk_dims), pieces, reinterpret_cast<const std::uint8_t*>(values.data()));
+  engine.write(store, ChunkGrid(dims, chunk_dims), every_element(ChunkGrid(dims, chunk_dims)), bytes_of(values));
   std::map<Coords, Value> model;  // defined elements by coordinates
   for (std::uint64_t r = 0; r < 10; ++r)
     for (std::uint64_t c = 0; c < 10; ++c) model[{r, c}] = Value(r * 10 + c + 100);
