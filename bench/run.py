@@ -23,7 +23,7 @@ ours and the peer each run in two processes, ABBA order, N-1 repetitions each):
     (the file each side's writer left, ABBA order again), not in the process that has just
     written: what a process compressed before decides through glibc's dynamic mmap threshold
     whether HDF5's 1 MiB chunk buffers are faulted in afresh on every read (c-blosc's per-block
-    contexts raise the threshold, our encoder's kept contexts do not). The reads in the
+    contexts raise the threshold). The reads in the
     writing process are kept as an extra table, with the page faults per read of both kinds.
   * Plugin overhead: time inside each plugin's filter callback (the benchmark registers the
     plugin's own class with a timing wrapper around its callback) vs calling the codec core
@@ -520,8 +520,8 @@ def run_all(b, sections, command):
                         misses.append(f"{name}/{sname} {what} {x:.2f}x")
         out.append(f"## Threads: ours with BLOSC_NTHREADS=2 vs the single-threaded peer (`{ds}`)\n")
         out.append("Blocks = c-blosc blocks per 1 MiB chunk (the unit its threads share), read from the stored "
-                   "frames: the peer's with one thread / ours with two (ours forces at least two blocks per "
-                   "thread); CR likewise. Last two columns: each plugin's own 2-thread speedup (write / read).\n")
+                   "frames: the peer's with one thread / ours with two (both c-blosc's automatic block size); "
+                   "CR likewise. Last two columns: each plugin's own 2-thread speedup (write / read).\n")
         out.append(table(["complib", "shuffle", "blocks 1T / 2T", "CR 1T / 2T", "peer 1T write MB/s",
                           "ours 2T write MB/s", "speedup", "peer 1T read MB/s", "ours 2T read MB/s", "speedup",
                           "ours 2T/1T", "peer 2T/1T"], rows) + "\n")
