@@ -28,12 +28,10 @@ ours and the peer each run in two processes, ABBA order, N-1 repetitions each):
   * Plugin overhead: time inside each plugin's filter callback (the benchmark registers the
     plugin's own class with a timing wrapper around its callback) vs calling the codec core
     directly on the same chunks in memory.
-  * Threads: our plugin with BLOSC_NTHREADS=2 vs the peer with BLOSC_NTHREADS=1 (and 2); and
-    our plugin through the h5sparse connector (H5SPARSE_NTHREADS=2, BLOSC_NTHREADS=1), whose
-    chunk-parallel path decodes and encodes one chunk per thread: the only row with a connector.
+  * Threads: our plugin with BLOSC_NTHREADS=2 vs the peer with BLOSC_NTHREADS=1 (and 2).
   * LZF: through h5py, our plugin (h5py's LZF unregistered, so 32000 comes from the plugin path)
     vs h5py's built-in LZF, without and with HDF5's shuffle filter.
-Each process sees HDF5_PLUGIN_PATH pointing at one side only, no VOL connector (but that row), and no other
+Each process sees HDF5_PLUGIN_PATH pointing at one side only, no VOL connector, and no other
 BLOSC_* variables. Data and files live in /dev/shm. The Markdown goes to stdout and to
 bench/results/filters.md (filters-<variant>.md for partial or smaller runs), the raw
 measurements to the .json beside it.
@@ -59,8 +57,6 @@ SHUFFLES = [("byte", 1), ("bit", 2)]
 CLEVEL = 5
 CHUNK_BYTES = 512 * 512 * 4
 SECTIONS = ("blosc", "threads", "overhead", "lzf")
-# The "conn" side: our plugin with the h5sparse connector loaded (the threads section only).
-CONNECTOR_ENV = {"HDF5_VOL_CONNECTOR": "h5sparse under_vol=0;under_info={}"}
 # Allocator setting for the "warm allocator" overhead column: keep 16 MiB at the heap top so
 # glibc stops returning (and re-faulting) the 1 MiB chunk buffers on every chunk.
 TOP_PAD = "glibc.malloc.top_pad=16777216"
@@ -71,7 +67,6 @@ LONG_MS = 2000
 TARGET_SPEED = 0.95
 TARGET_OVERHEAD = 0.10
 TARGET_THREADS = 1.6
-TARGET_DENSE_PATH = 1.5  # issue 18: the connector's dense Blosc path stays only if it wins this much
 
 
 def log(msg):
@@ -140,7 +135,7 @@ class Bench:
         return out
 
     def side(self, side):
-        if side in ("ours", "conn"):
+        if side == "ours":
             return self.ours_dir, os.path.join(self.ours_dir, "libh5sparse_blosc.so")
         return PEER_DIR, os.path.join(PEER_DIR, PEER_BLOSC)
 
@@ -149,10 +144,6 @@ class Bench:
         """Writes and reads back in one process; keep=FILE leaves the file there, read_only=FILE
         only reads FILE (a fresh reader process)."""
         plugin_dir, lib = self.side(side)
-        blosc_threads = threads
-        if side == "conn":  # our plugin through the connector: its chunk-parallel path, Blosc single-threaded
-            extra_env = dict(CONNECTOR_ENV, H5SPARSE_NTHREADS=str(threads), **(extra_env or {}))
-            blosc_threads = 1
         cd = f"0,0,0,0,{CLEVEL},{shuffle},{compcode}"
         cmd = [self.exe, "h5", "--dir", self.data_dir, "--mb", str(self.mb), "--dataset", dataset,
                "--filter", "32001", "--cd", cd, "--plugin-lib", lib, "--reps", str(reps or self.reps),
@@ -162,7 +153,7 @@ class Bench:
         if threads > 1:
             cmd += ["--clean", "0"]  # the preemption check holds for one thread only
         kind = " read" if read_only else ""
-        return self.run(cmd, self.env(plugin_dir, blosc_threads, extra_env),
+        return self.run(cmd, self.env(plugin_dir, threads, extra_env),
                         tag or f"h5{kind} {side} {dataset} {cd} t{threads}")
 
     def h5_blosc_fresh_reads(self, order, dataset, compcode, shuffle, written, threads=1):
@@ -487,7 +478,7 @@ def run_all(b, sections, command):
 
     # --- threads -----------------------------------------------------------------------------------
     if "threads" in sections:
-        rows, misses, conn_rows, conn_misses, dense_misses = [], [], [], [], []
+        rows, misses = [], []
         ds = "field"
         for name, code in COMPLIBS:
             for sname, shuf in SHUFFLES[:1]:
@@ -495,27 +486,9 @@ def run_all(b, sections, command):
                 o2 = b.h5_blosc("ours", ds, code, shuf, threads=2, keep=b.h5_file("ours"))
                 p2 = b.h5_blosc("peer", ds, code, shuf, threads=2, keep=b.h5_file("peer"))
                 b.h5_blosc_fresh_reads(["ours", "peer"], ds, code, shuf, {"ours": o2, "peer": p2}, threads=2)
-                # Through the connector (H5SPARSE_NTHREADS=2): two writing processes, then fresh
-                # readers, as for the other sides.
-                c2 = best_of(b.h5_blosc("conn", ds, code, shuf, threads=2, reps=b.pair_reps),
-                             b.h5_blosc("conn", ds, code, shuf, threads=2, reps=b.pair_reps, keep=b.h5_file("conn")))
-                b.h5_blosc_fresh_reads(["conn"], ds, code, shuf, {"conn": c2}, threads=2)
                 o1, p1, _ = main_rows[(ds, name, sname)]
                 n = o2["bytes"]
                 sw, sr = p1["write_s"] / o2["write_s"], p1["read_s"] / o2["read_s"]
-                cw, cr = p1["write_s"] / c2["write_s"], p1["read_s"] / c2["read_s"]
-                # The connector's path against HDF5's own with our plugin on one thread (what
-                # H5SPARSE_NTHREADS=1 gives): what the path itself is worth.
-                dw, dr = o1["write_s"] / c2["write_s"], o1["read_s"] / c2["read_s"]
-                conn_rows.append([name, sname, f"{n / c2['stored']:.3f}", f0(mbps(n, p1["write_s"])),
-                                  f0(mbps(n, c2["write_s"])), f"{cw:.2f}", f0(mbps(n, p1["read_s"])),
-                                  f0(mbps(n, c2["read_s"])), f"{cr:.2f}", f"{dw:.2f} / {dr:.2f}"])
-                for what, x in (("write", cw), ("read", cr)):
-                    if x < TARGET_THREADS:
-                        conn_misses.append(f"{name}/{sname} {what} {x:.2f}x")
-                for what, x in (("write", dw), ("read", dr)):
-                    if x < TARGET_DENSE_PATH:
-                        dense_misses.append(f"{name}/{sname} {what} {x:.2f}x")
                 rows.append([name, sname, f"{CHUNK_BYTES // p1['blocksize']} / {CHUNK_BYTES // o2['blocksize']}",
                              f"{n / p1['stored']:.3f} / {n / o2['stored']:.3f}",
                              f0(mbps(n, p1["write_s"])), f0(mbps(n, o2["write_s"])), f"{sw:.2f}",
@@ -534,21 +507,6 @@ def run_all(b, sections, command):
                           "ours 2T/1T", "peer 2T/1T"], rows) + "\n")
         verdicts.append((f"2 threads: ours >= {TARGET_THREADS}x the single-threaded peer", not misses,
                          "all rows" if not misses else "missed: " + "; ".join(misses)))
-        out.append(f"### Ours 2T through the connector vs the single-threaded peer (`{ds}`)\n")
-        out.append("Our plugin with the h5sparse connector loaded (HDF5_VOL_CONNECTOR, H5SPARSE_NTHREADS=2, "
-                   "BLOSC_NTHREADS=1): the connector reads and writes the chunks of each H5Dread/H5Dwrite "
-                   "directly and decodes/encodes them one chunk per thread (docs/DESIGN.md, \"Dense Blosc "
-                   "chunks on all cores\"). The peer never runs with the connector; its 1T figures are the "
-                   "table's above. Last column: the same against our plugin on HDF5's path with one thread "
-                   "(write / read), the only path left without the connector's.\n")
-        out.append(table(["complib", "shuffle", "CR", "peer 1T write MB/s", "ours 2T conn write MB/s", "speedup",
-                          "peer 1T read MB/s", "ours 2T conn read MB/s", "speedup", "vs ours 1T"], conn_rows) + "\n")
-        verdicts.append((f"2 threads through the connector: ours >= {TARGET_THREADS}x the single-threaded peer",
-                         not conn_misses, "all rows" if not conn_misses else "missed: " + "; ".join(conn_misses)))
-        verdicts.append((f"the connector's dense Blosc path (2 threads) >= {TARGET_DENSE_PATH}x our plugin on HDF5's "
-                         "path (1 thread)", not dense_misses,
-                         "all rows" if not dense_misses else "missed: " + "; ".join(dense_misses)))
-
     out.append("## Targets\n")
     out.append(table(["target", "met", "detail"], [[t, "yes" if ok else "**no**", d] for t, ok, d in verdicts]))
     return "\n".join(out)

@@ -2,8 +2,7 @@
 // keep no global state and so are safe from any thread, next to PyTables or hdf5plugin using
 // c-blosc's global API in the same process. The frames are c-blosc's own, byte for byte the
 // peer's (hdf5-blosc) for the same parameters. Threads: `nthreads` becomes c-blosc's
-// numinternalthreads (BLOSC_NTHREADS in the filter); the connector's dense path decodes whole
-// chunks on threads of its own and asks for one here.
+// numinternalthreads (BLOSC_NTHREADS, in the filter and in the sparse value sections).
 #include <blosc.h>
 
 #include <algorithm>
