@@ -23,17 +23,15 @@ ours and the peer each run in two processes, ABBA order, N-1 repetitions each):
     (the file each side's writer left, ABBA order again), not in the process that has just
     written: what a process compressed before decides through glibc's dynamic mmap threshold
     whether HDF5's 1 MiB chunk buffers are faulted in afresh on every read (c-blosc's per-block
-    contexts raise the threshold, our encoder's kept contexts do not). The reads in the
+    contexts raise the threshold). The reads in the
     writing process are kept as an extra table, with the page faults per read of both kinds.
   * Plugin overhead: time inside each plugin's filter callback (the benchmark registers the
     plugin's own class with a timing wrapper around its callback) vs calling the codec core
     directly on the same chunks in memory.
-  * Threads: our plugin with BLOSC_NTHREADS=2 vs the peer with BLOSC_NTHREADS=1 (and 2); and
-    our plugin through the h5sparse connector (H5SPARSE_NTHREADS=2, BLOSC_NTHREADS=1), whose
-    chunk-parallel path decodes and encodes one chunk per thread: the only row with a connector.
+  * Threads: our plugin with BLOSC_NTHREADS=2 vs the peer with BLOSC_NTHREADS=1 (and 2).
   * LZF: through h5py, our plugin (h5py's LZF unregistered, so 32000 comes from the plugin path)
     vs h5py's built-in LZF, without and with HDF5's shuffle filter.
-Each process sees HDF5_PLUGIN_PATH pointing at one side only, no VOL connector (but that row), and no other
+Each process sees HDF5_PLUGIN_PATH pointing at one side only, no VOL connector, and no other
 BLOSC_* variables. Data and files live in /dev/shm. The Markdown goes to stdout and to
 bench/results/filters.md (filters-<variant>.md for partial or smaller runs), the raw
 measurements to the .json beside it.
@@ -59,8 +57,6 @@ SHUFFLES = [("byte", 1), ("bit", 2)]
 CLEVEL = 5
 CHUNK_BYTES = 512 * 512 * 4
 SECTIONS = ("blosc", "threads", "overhead", "lzf")
-# The "conn" side: our plugin with the h5sparse connector loaded (the threads section only).
-CONNECTOR_ENV = {"HDF5_VOL_CONNECTOR": "h5sparse under_vol=0;under_info={}"}
 # Allocator setting for the "warm allocator" overhead column: keep 16 MiB at the heap top so
 # glibc stops returning (and re-faulting) the 1 MiB chunk buffers on every chunk.
 TOP_PAD = "glibc.malloc.top_pad=16777216"
@@ -139,7 +135,7 @@ class Bench:
         return out
 
     def side(self, side):
-        if side in ("ours", "conn"):
+        if side == "ours":
             return self.ours_dir, os.path.join(self.ours_dir, "libh5sparse_blosc.so")
         return PEER_DIR, os.path.join(PEER_DIR, PEER_BLOSC)
 
@@ -148,10 +144,6 @@ class Bench:
         """Writes and reads back in one process; keep=FILE leaves the file there, read_only=FILE
         only reads FILE (a fresh reader process)."""
         plugin_dir, lib = self.side(side)
-        blosc_threads = threads
-        if side == "conn":  # our plugin through the connector: its chunk-parallel path, Blosc single-threaded
-            extra_env = dict(CONNECTOR_ENV, H5SPARSE_NTHREADS=str(threads), **(extra_env or {}))
-            blosc_threads = 1
         cd = f"0,0,0,0,{CLEVEL},{shuffle},{compcode}"
         cmd = [self.exe, "h5", "--dir", self.data_dir, "--mb", str(self.mb), "--dataset", dataset,
                "--filter", "32001", "--cd", cd, "--plugin-lib", lib, "--reps", str(reps or self.reps),
@@ -161,7 +153,7 @@ class Bench:
         if threads > 1:
             cmd += ["--clean", "0"]  # the preemption check holds for one thread only
         kind = " read" if read_only else ""
-        return self.run(cmd, self.env(plugin_dir, blosc_threads, extra_env),
+        return self.run(cmd, self.env(plugin_dir, threads, extra_env),
                         tag or f"h5{kind} {side} {dataset} {cd} t{threads}")
 
     def h5_blosc_fresh_reads(self, order, dataset, compcode, shuffle, written, threads=1):
@@ -486,7 +478,7 @@ def run_all(b, sections, command):
 
     # --- threads -----------------------------------------------------------------------------------
     if "threads" in sections:
-        rows, misses, conn_rows, conn_misses = [], [], [], []
+        rows, misses = [], []
         ds = "field"
         for name, code in COMPLIBS:
             for sname, shuf in SHUFFLES[:1]:
@@ -494,21 +486,9 @@ def run_all(b, sections, command):
                 o2 = b.h5_blosc("ours", ds, code, shuf, threads=2, keep=b.h5_file("ours"))
                 p2 = b.h5_blosc("peer", ds, code, shuf, threads=2, keep=b.h5_file("peer"))
                 b.h5_blosc_fresh_reads(["ours", "peer"], ds, code, shuf, {"ours": o2, "peer": p2}, threads=2)
-                # Through the connector (H5SPARSE_NTHREADS=2): two writing processes, then fresh
-                # readers, as for the other sides.
-                c2 = best_of(b.h5_blosc("conn", ds, code, shuf, threads=2, reps=b.pair_reps),
-                             b.h5_blosc("conn", ds, code, shuf, threads=2, reps=b.pair_reps, keep=b.h5_file("conn")))
-                b.h5_blosc_fresh_reads(["conn"], ds, code, shuf, {"conn": c2}, threads=2)
                 o1, p1, _ = main_rows[(ds, name, sname)]
                 n = o2["bytes"]
                 sw, sr = p1["write_s"] / o2["write_s"], p1["read_s"] / o2["read_s"]
-                cw, cr = p1["write_s"] / c2["write_s"], p1["read_s"] / c2["read_s"]
-                conn_rows.append([name, sname, f"{n / c2['stored']:.3f}", f0(mbps(n, p1["write_s"])),
-                                  f0(mbps(n, c2["write_s"])), f"{cw:.2f}", f0(mbps(n, p1["read_s"])),
-                                  f0(mbps(n, c2["read_s"])), f"{cr:.2f}"])
-                for what, x in (("write", cw), ("read", cr)):
-                    if x < TARGET_THREADS:
-                        conn_misses.append(f"{name}/{sname} {what} {x:.2f}x")
                 rows.append([name, sname, f"{CHUNK_BYTES // p1['blocksize']} / {CHUNK_BYTES // o2['blocksize']}",
                              f"{n / p1['stored']:.3f} / {n / o2['stored']:.3f}",
                              f0(mbps(n, p1["write_s"])), f0(mbps(n, o2["write_s"])), f"{sw:.2f}",
@@ -520,24 +500,13 @@ def run_all(b, sections, command):
                         misses.append(f"{name}/{sname} {what} {x:.2f}x")
         out.append(f"## Threads: ours with BLOSC_NTHREADS=2 vs the single-threaded peer (`{ds}`)\n")
         out.append("Blocks = c-blosc blocks per 1 MiB chunk (the unit its threads share), read from the stored "
-                   "frames: the peer's with one thread / ours with two (ours forces at least two blocks per "
-                   "thread); CR likewise. Last two columns: each plugin's own 2-thread speedup (write / read).\n")
+                   "frames: the peer's with one thread / ours with two (both c-blosc's automatic block size); "
+                   "CR likewise. Last two columns: each plugin's own 2-thread speedup (write / read).\n")
         out.append(table(["complib", "shuffle", "blocks 1T / 2T", "CR 1T / 2T", "peer 1T write MB/s",
                           "ours 2T write MB/s", "speedup", "peer 1T read MB/s", "ours 2T read MB/s", "speedup",
                           "ours 2T/1T", "peer 2T/1T"], rows) + "\n")
         verdicts.append((f"2 threads: ours >= {TARGET_THREADS}x the single-threaded peer", not misses,
                          "all rows" if not misses else "missed: " + "; ".join(misses)))
-        out.append(f"### Ours 2T through the connector vs the single-threaded peer (`{ds}`)\n")
-        out.append("Our plugin with the h5sparse connector loaded (HDF5_VOL_CONNECTOR, H5SPARSE_NTHREADS=2, "
-                   "BLOSC_NTHREADS=1): the connector reads and writes the chunks of each H5Dread/H5Dwrite "
-                   "directly and decodes/encodes them one chunk per thread (docs/DESIGN.md, \"Dense Blosc "
-                   "chunks on all cores\"). The peer never runs with the connector; its 1T figures are the "
-                   "table's above.\n")
-        out.append(table(["complib", "shuffle", "CR", "peer 1T write MB/s", "ours 2T conn write MB/s", "speedup",
-                          "peer 1T read MB/s", "ours 2T conn read MB/s", "speedup"], conn_rows) + "\n")
-        verdicts.append((f"2 threads through the connector: ours >= {TARGET_THREADS}x the single-threaded peer",
-                         not conn_misses, "all rows" if not conn_misses else "missed: " + "; ".join(conn_misses)))
-
     out.append("## Targets\n")
     out.append(table(["target", "met", "detail"], [[t, "yes" if ok else "**no**", d] for t, ok, d in verdicts]))
     return "\n".join(out)

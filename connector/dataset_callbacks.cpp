@@ -3,15 +3,13 @@
 // connector several datasets at once (H5Dwrite_multi): sparse ones are written one by one,
 // the rest forwarded together. Sparse reads are decoded by the engine (core engine/sparse_read.cpp)
 // or, where it does not apply, forwarded: the structured-chunk filter below expands chunks
-// with the fill value. Single-dataset transfers of dense Blosc datasets may take the
-// connector's chunk-parallel path (dense_blosc_dataset.hpp).
+// with the fill value. Every other dataset's transfers go below unchanged.
 #include <H5VLconnector_passthru.h>
 
 #include <optional>
 #include <vector>
 
 #include "callbacks.hpp"
-#include "dense_blosc_dataset.hpp"
 #include "error_stack.hpp"
 #include "h5sparse_vol.h"
 #include "object.hpp"
@@ -85,8 +83,6 @@ herr_t dataset_read(size_t count, void* dset[], hid_t mem_type_id[], hid_t mem_s
   return call_guarded<herr_t>(Origin::connector, "dataset_read", -1, [&]() -> herr_t {
     Object* first = as_object(dset[0]);
     if (count == 1 && !first->sparse) {  // the usual call, without building arrays
-      if (req == nullptr && read_dense_chunks(first, mem_type_id[0], mem_space_id[0], file_space_id[0], dxpl_id, buf[0]))
-        return 0;
       void* under = first->under;
       return transfer_below<H5VLdataset_read>(first->under_vol_id, 1, &under, mem_type_id, mem_space_id, file_space_id, dxpl_id, buf,
                                    req);
@@ -134,9 +130,6 @@ herr_t dataset_write(size_t count, void* dset[], hid_t mem_type_id[], hid_t mem_
   return call_guarded<herr_t>(Origin::connector, "dataset_write", -1, [&]() -> herr_t {
     Object* first = as_object(dset[0]);
     if (count == 1 && !first->sparse) {  // the usual call, without building arrays
-      if (req == nullptr &&
-          write_dense_chunks(first, mem_type_id[0], mem_space_id[0], file_space_id[0], dxpl_id, buf[0]))
-        return 0;
       void* under = first->under;
       return transfer_below<H5VLdataset_write>(first->under_vol_id, 1, &under, mem_type_id, mem_space_id, file_space_id, dxpl_id, buf,
                                   req);

@@ -54,11 +54,4 @@ void scatter_to_memory(hid_t space, const std::uint8_t* source, std::size_t elem
   });
 }
 
-void gather_from_memory(hid_t space, const std::uint8_t* buf, std::size_t element_size, std::uint8_t* dest) {
-  for_each_run(space, element_size, [&](hsize_t offset, std::size_t length) {
-    std::memcpy(dest, buf + offset, length);
-    dest += length;
-  });
-}
-
 }  // namespace h5sparse::vol

@@ -1,6 +1,6 @@
-// The caller's side of an H5Dread/H5Dwrite that the connector serves itself: whether the
-// transfer asks for a data transform, whether the memory selection is one run of bytes, and
-// moving the selected elements between the caller's buffer and a packed array in selection order.
+// The caller's side of a sparse H5Dread the connector serves itself: whether the transfer asks
+// for a data transform, whether the memory selection is one run of bytes, and moving the
+// selected elements from a packed array in selection order into the caller's buffer.
 #pragma once
 
 #include <hdf5.h>
@@ -19,8 +19,5 @@ std::int64_t contiguous_offset(hid_t space, std::size_t element_size, std::uint6
 
 /// Copies `source` (the selection's elements in order) to their places in the memory selection.
 void scatter_to_memory(hid_t space, const std::uint8_t* source, std::size_t element_size, std::uint8_t* buf);
-
-/// Copies the memory selection's elements, in selection order, to `dest`.
-void gather_from_memory(hid_t space, const std::uint8_t* buf, std::size_t element_size, std::uint8_t* dest);
 
 }  // namespace h5sparse::vol

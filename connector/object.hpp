@@ -86,14 +86,6 @@ struct SparseDatasetDelete {
   [[gnu::cold]] void operator()(SparseDataset* dataset) const noexcept;
 };
 
-class DenseBloscDataset;
-/// As SparseDatasetDelete, for the dense Blosc view (dense_blosc_dataset.cpp).
-struct DenseBloscDelete {
-  DenseBloscDelete() noexcept = default;
-  DenseBloscDelete(std::default_delete<DenseBloscDataset>) noexcept {}  // from DenseBloscDataset::detect
-  [[gnu::cold]] void operator()(DenseBloscDataset* dataset) const noexcept;
-};
-
 /// First word of every Object: HDF5 2.x's command-line tools hand H5VLfile_get the native file
 /// object together with our connector ID; is_our_object tells such an object from ours.
 constexpr std::uint64_t kObjectTag = 0x68357370617273ULL;  // "h5spars"
@@ -109,10 +101,6 @@ struct Object {
   const hid_t under_vol_id;  ///< below->id, read by every forward
   const bool native;         ///< below->native
   std::unique_ptr<SparseDataset, SparseDatasetDelete> sparse;  ///< set for datasets with structured chunks
-  /// Datasets whose pipeline is Blosc alone: the connector's chunk-parallel path, recognised on
-  /// the first read or write (dense_checked).
-  std::unique_ptr<DenseBloscDataset, DenseBloscDelete> dense;
-  bool dense_checked = false;
 };
 
 /// A new wrapper of `under`, an object of the connector `below`; nullptr when out of memory

@@ -1,28 +1,71 @@
-// Blosc 1.x frames through c-blosc's context API only (no global c-blosc state, safe from any
-// thread). Several threads share a frame's blocks through the core's worker pool
-// (blosc_threaded.hpp): c-blosc's context API would start and join its threads on every call,
-// which costs more than compressing a 1 MiB chunk, and its pooled global API is state shared
-// with every other c-blosc user in the process. zstd, zlib, lz4hc, lz4 and blosclz frames are written
-// by our own encoder with per-thread codec state (blosc_block_encoder.hpp), the same bytes,
-// and every frame c-blosc decodes (but snappy's) is decoded by our own decoder
-// (blosc_block_decoder.hpp), the same bytes.
-// With several threads the chunk is cut into at least two blocks per thread
-// (blosc_blocks.hpp); one thread keeps c-blosc's automatic blocks, so its frames are the
-// peer's byte for byte.
+// Blosc 1.x frames (the format of filter 32001) through c-blosc 1.21's context calls, which
+// keep no global state and so are safe from any thread, next to PyTables or hdf5plugin using
+// c-blosc's global API in the same process. The frames are c-blosc's own, byte for byte the
+// peer's (hdf5-blosc) for the same parameters. Threads: `nthreads` becomes c-blosc's
+// numinternalthreads (BLOSC_NTHREADS, in the filter and in the sparse value sections).
 #include <blosc.h>
 
+#include <algorithm>
 #include <cstdlib>
-#include <optional>
 #include <string>
 
-#include "h5sparse/blosc_block_decoder.hpp"
-#include "h5sparse/blosc_block_encoder.hpp"
-#include "h5sparse/blosc_blocks.hpp"
-#include "h5sparse/blosc_threaded.hpp"
 #include "h5sparse/codecs.hpp"
 #include "h5sparse/error.hpp"
 
 namespace h5sparse {
+namespace {
+
+constexpr int kNoCodec = -5;           // blosc_decompress_ctx: codec not in this c-blosc build
+constexpr int kBadCodecVersion = -9;   // blosc_decompress_ctx: codec format version unknown
+constexpr unsigned kReservedFlag = 0x08;
+
+[[noreturn]] void throw_corrupt(const std::string& what) {
+  throw Error(ErrorCode::corrupt_data, "blosc: " + what);
+}
+
+// The header checks blosc_decompress_ctx makes before it touches the payload (it answers -1
+// to all of them), made here first so that each refusal says what is wrong. `nbytes` is the
+// validated decoded size, > 0.
+void check_frame_header(const std::uint8_t* src, std::size_t src_size, std::size_t nbytes,
+                        std::size_t dst_capacity) {
+  std::size_t declared = 0, cbytes = 0, blocksize = 0, typesize = 0;
+  int flags = 0;
+  blosc_cbuffer_sizes(src, &declared, &cbytes, &blocksize);
+  blosc_cbuffer_metainfo(src, &typesize, &flags);
+  // blosc_cbuffer_sizes widens a negative block size to a huge one: one check covers both.
+  if (blocksize == 0 || blocksize > dst_capacity || blocksize > std::size_t(BLOSC_MAX_BLOCKSIZE) || typesize == 0) {
+    throw_corrupt("frame header has a block size of " + std::to_string(std::int32_t(blocksize)) +
+                  " and a type size of " + std::to_string(typesize));
+  }
+  if ((src[2] & kReservedFlag) != 0) throw_corrupt("frame header has a flag this version does not know (0x08)");
+  if ((flags & BLOSC_MEMCPYED) != 0) {
+    if (nbytes + BLOSC_MAX_OVERHEAD != src_size) {
+      throw_corrupt("a copied frame of " + std::to_string(src_size) + " bytes cannot hold " +
+                    std::to_string(nbytes) + " bytes");
+    }
+    return;
+  }
+  const std::size_t nblocks = (nbytes + blocksize - 1) / blocksize;
+  if (nblocks > (src_size - BLOSC_MIN_HEADER_LENGTH) / 4) {
+    throw_corrupt("a frame of " + std::to_string(src_size) + " bytes cannot hold the offsets of its " +
+                  std::to_string(nblocks) + " blocks");
+  }
+}
+
+// blosc_decompress_ctx's answer `rc` for a frame declaring `expected` bytes, in words.
+void check_decoded(int rc, std::size_t expected, const std::uint8_t* src) {
+  if (rc >= 0 && std::size_t(rc) == expected) return;
+  if (rc == kNoCodec || rc == kBadCodecVersion) {
+    const char* lib = blosc_cbuffer_complib(src);
+    throw_corrupt(std::string("frame was written by codec '") + (lib != nullptr ? lib : "unknown") +
+                  "', format version " + std::to_string(src[1]) + ", which this c-blosc " + BLOSC_VERSION_STRING +
+                  " cannot decode (decoder returned " + std::to_string(rc) + ")");
+  }
+  throw_corrupt("frame payload is corrupt (decoder returned " + std::to_string(rc) + ")");
+}
+
+}  // namespace
+
 const char* blosc_compressor_name(BloscCompressor compressor) noexcept {
   switch (compressor) {
     case BloscCompressor::blosclz: return "blosclz";
@@ -54,25 +97,12 @@ std::size_t blosc_compress(std::uint8_t* dst, std::size_t dst_capacity, const st
               "' is not available in this c-blosc build (available: " + blosc_list_compressors() + ")");
   // Blosc's own typesize limit; larger types are compressed as bytes, as hdf5-blosc does.
   const std::size_t typesize = params.typesize == 0 || params.typesize > BLOSC_MAX_TYPESIZE ? 1 : params.typesize;
-  BloscParams single = params;
-  single.typesize = typesize;
-  int rc = 0;
-  if (params.nthreads <= 1) {
-    rc = blosc_compress_frame(dst, dst_capacity, src, src_size, single, 0);
-  } else {
-    // c-blosc's context calls use its process-wide split mode, FORWARD_COMPAT unless someone
-    // changed it; if someone did, the parts come out other than predicted and we go serial.
-    const BloscSplitMode mode = BloscSplitMode::forward_compat;
-    const std::size_t forced =
-        blosc_block_size_for_threads(params.compressor, params.clevel, typesize, src_size, params.nthreads, mode);
-    const std::optional<std::size_t> joined = blosc_compress_threaded(
-        dst, dst_capacity, src, src_size, single,
-        forced, blosc_frame_block_size(params.compressor, params.clevel, typesize, src_size, forced, mode));
-    if (joined) return *joined;
-    rc = blosc_compress_frame(dst, dst_capacity, src, src_size, single, forced);
-  }
+  // c-blosc keeps sizes in int32: no frame is larger than the input plus its header anyway.
+  const std::size_t capacity = std::min(dst_capacity, src_size + BLOSC_MAX_OVERHEAD);
+  const int rc = blosc_compress_ctx(params.clevel, int(params.shuffle), typesize, src_size, src, dst, capacity,
+                                    blosc_compressor_name(params.compressor), 0, std::max(params.nthreads, 1));
   H5SPARSE_FAIL_IF(rc < 0, ErrorCode::codec_failure, "blosc: compression failed, code " + std::to_string(rc));
-  return std::size_t(rc);
+  return std::size_t(rc);  // 0: does not fit in dst_capacity (does not pay)
 }
 
 std::size_t blosc_decoded_size(const std::uint8_t* src, std::size_t src_size) {
@@ -91,14 +121,10 @@ std::size_t blosc_decompress(std::uint8_t* dst, std::size_t dst_capacity, const 
           "blosc: frame decodes to " + std::to_string(expected) + " bytes, more than the " +
               std::to_string(dst_capacity) + " expected");
   if (expected == 0) return 0;
-  if (const std::optional<BloscFrame> frame = blosc_read_frame(src, src_size, dst_capacity)) {
-    if (!blosc_decode_shared(*frame, dst, nthreads)) blosc_throw_unless_ok(blosc_decode_blocks(*frame, dst, 0, frame->nblocks));
-    return expected;
-  }
-  // A codec our decoder does not know (snappy, or a code from the future): c-blosc decides.
-  const int rc = blosc_decompress_ctx(src, dst, dst_capacity, 1);
-  H5SPARSE_FAIL_IF(rc <= 0 || std::size_t(rc) != expected, ErrorCode::corrupt_data,
-          "blosc: frame payload is corrupt (decoder returned " + std::to_string(rc) + ")");
+  check_frame_header(src, src_size, expected, dst_capacity);
+  // c-blosc compares its int32 sizes with the capacity: none is above BLOSC_MAX_BUFFERSIZE.
+  const std::size_t capacity = std::min(dst_capacity, std::size_t(BLOSC_MAX_BUFFERSIZE));
+  check_decoded(blosc_decompress_ctx(src, dst, capacity, std::max(nthreads, 1)), expected, src);
   return expected;
 }
 

@@ -39,8 +39,6 @@ int chunk_threads() {
   return threads > kMaxChunkThreads ? kMaxChunkThreads : threads;
 }
 
-bool chunk_threads_asked() { return threads_asked() != 0; }
-
 int chunk_threads_for(std::uint64_t chunks, std::uint64_t bytes) {
   if (chunks < 2) return 1;
   if (bytes < kParallelMinBytes && chunks < kParallelMinChunks && threads_asked() == 0) return 1;

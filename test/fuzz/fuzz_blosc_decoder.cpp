@@ -1,8 +1,9 @@
-// Fuzz target: our Blosc decoder (blosc_block_decoder.hpp) against c-blosc 1.21's
-// blosc_decompress_ctx. Input: one byte choosing the output capacity and the threads, then a
-// frame. Properties: no crash or out-of-bounds access; when c-blosc decodes the frame (returns
-// its declared size) we decode the same bytes, with one thread and with two; when c-blosc
-// refuses it, so do we.
+// Fuzz target: the decode path of our Blosc wrapper (codecs.hpp: blosc_decompress, its header
+// checks in front of c-blosc 1.21's blosc_decompress_ctx) against c-blosc called directly.
+// Input: one byte choosing the output capacity and the threads, then a frame. Properties: no
+// crash or out-of-bounds access; only Error(corrupt_data) escapes; when c-blosc decodes the frame
+// (returns its declared size) so do we, the same bytes, with one thread and with two; when
+// c-blosc refuses it, so do we (our header checks refuse nothing c-blosc would decode).
 #include <blosc.h>
 
 #include <cstdint>

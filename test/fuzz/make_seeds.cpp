@@ -79,30 +79,7 @@ int main(int argc, char** argv) {
   packed.assign(data.size() + 64, 0);
   packed.resize(deflate_compress(packed.data(), packed.size(), data.data(), data.size(), 6));
   put(root / "codecs", "deflate", 2, packed);
-  // Our Blosc encoder against c-blosc's (fuzz_blosc_encoder): parameter bytes, then the data.
-  for (std::uint8_t codec = 0; codec < 12; ++codec) {  // compressor x shuffle
-    const Bytes params = {codec, std::uint8_t(1 + codec % 9), std::uint8_t(codec % 3 == 0 ? 4 : 8),
-                          std::uint8_t(codec % 4 == 0 ? 3 : 0), std::uint8_t(codec % 5 == 0 ? 200 : 0), codec};
-    Bytes body(params.begin() + 1, params.end());
-    body.insert(body.end(), data.begin(), data.end());
-    put(root / "blosc_encoder", "c" + std::to_string(codec), params[0], body);
-  }
-  // Our BloscLZ compressor against c-blosc's (fuzz_blosclz_encoder): parameter bytes, then
-  // data with runs, near and far repeats and noise.
-  Bytes repeats(90'000);
-  for (std::size_t i = 0; i < repeats.size(); ++i) {
-    const std::size_t back = (i / 3001) % 2 == 0 ? 5 : 70'000;
-    repeats[i] = i >= back && i % 50 < 40 ? repeats[i - back] : std::uint8_t((i * 2654435761u) >> 13);
-  }
-  for (std::uint8_t level = 0; level < 10; ++level) {
-    const Bytes params = {std::uint8_t(level + 10 * (level % 3)), std::uint8_t(level % 4 == 0 ? 3 : level),
-                          std::uint8_t(level % 2 == 0 ? 0 : 100), std::uint8_t(level % 5 == 0 ? 200 : 0)};
-    Bytes body(params.begin() + 1, params.end());
-    const Bytes& source = level % 3 == 0 ? repeats : data;
-    body.insert(body.end(), source.begin(), source.end());
-    put(root / "blosclz_encoder", "l" + std::to_string(level), params[0], body);
-  }
-  // Our Blosc decoder against c-blosc's (fuzz_blosc_decoder): a capacity/threads byte, then a
+  // Our Blosc wrapper against c-blosc's verdicts (fuzz_blosc_decoder): a capacity/threads byte, then a
   // frame of every codec and shuffle, some of several blocks.
   Bytes wide(70000);
   for (std::size_t i = 0; i < wide.size(); ++i) wide[i] = std::uint8_t((i * i) >> 9 ^ (i % 3 == 0 ? i : 0));

@@ -304,9 +304,10 @@ def frames_of(path, name):
 
 
 def test_blosc_two_threads_every_complib(work):
-    """1 MiB float32 chunks (the benchmark's): with BLOSC_NTHREADS=2 our frames have at least
-    four blocks (two per thread) for every complib, and the peer reads them; with one thread
-    our frames are the peer's, byte for byte."""
+    """1 MiB float32 chunks (the benchmark's): with BLOSC_NTHREADS=2 our frames are c-blosc's
+    threaded frames (c-blosc's automatic blocks, so the peer's header and size; its threads may
+    store the blocks in another order) for every complib, and the peer reads them; with one
+    thread our frames are the peer's, byte for byte."""
     complibs = ("blosclz", "lz4", "lz4hc", "zlib", "zstd")
     specs = [dict(name=c, dtype="f4", shape=[600_000], chunks=[262_144], filter="blosc",
                   opts=hi.blosc_opts(c, 5, "byte")) for c in complibs]
@@ -319,10 +320,10 @@ def test_blosc_two_threads_every_complib(work):
                                extra_env={"BLOSC_NTHREADS": threads})
         assert hi.classify(report["plugins"]) == side
     for c in complibs:
-        for frame in frames_of(files["ours", "2"], c):
-            nbytes, blocksize = int.from_bytes(frame[4:8], "little"), int.from_bytes(frame[8:12], "little")
-            assert nbytes == 262_144 * 4 and -(-nbytes // blocksize) >= 4, (c, blocksize)
-        assert frames_of(files["ours", "1"], c) == frames_of(files["peer", "1"], c), c
+        peer = frames_of(files["peer", "1"], c)
+        threaded = frames_of(files["ours", "2"], c)
+        assert [(len(f), f[:16]) for f in threaded] == [(len(f), f[:16]) for f in peer], c
+        assert frames_of(files["ours", "1"], c) == peer, c
     names = list(complibs)
     for side, plugin_path, threads in (("peer", hi.peer_dir(), "1"), ("peer", hi.peer_dir(), "2"),
                                        ("ours", hi.plugin_dir(), "2")):

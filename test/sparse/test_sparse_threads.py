@@ -156,8 +156,8 @@ def test_stored_bytes_do_not_depend_on_the_thread_count(tmp_path, codec):
 
 
 def test_blosc_threads_inside_parallel_chunks(tmp_path):
-    """Whole 256 KiB chunks through Blosc with BLOSC_NTHREADS=2 (several blocks per frame, each
-    shared out on the same pool the chunks are): no deadlock, the same values."""
+    """Whole 256 KiB chunks through Blosc with BLOSC_NTHREADS=2 (c-blosc's own threads inside
+    each chunk task of the pool): no deadlock, the same values."""
     script = """
 import sys, h5py, numpy as np
 import h5sparse

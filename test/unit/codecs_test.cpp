@@ -36,18 +36,6 @@ Bytes random_bytes(std::size_t count, unsigned seed) {
   return out;
 }
 
-// Reference bit shuffle, bit by bit, to pin the documented layout.
-Bytes naive_bitshuffle(const Bytes& src, std::size_t es) {
-  const std::size_t n = src.size() / es / 8 * 8;
-  Bytes dst(src.size(), 0);
-  for (std::size_t j = 0; j < n; ++j)
-    for (std::size_t b = 0; b < es; ++b)
-      for (unsigned i = 0; i < 8; ++i)
-        if (src[j * es + b] >> i & 1) dst[(b * 8 + i) * (n / 8) + j / 8] |= std::uint8_t(1u << (j % 8));
-  if (src.size() > n * es) std::memcpy(dst.data() + n * es, src.data() + n * es, src.size() - n * es);
-  return dst;
-}
-
 }  // namespace
 
 TEST(Shuffle, ByteShuffleLayoutAndRoundTrip) {
@@ -63,20 +51,6 @@ TEST(Shuffle, ByteShuffleLayoutAndRoundTrip) {
     shuffle_bytes(s.data(), data.data(), data.size(), es);
     unshuffle_bytes(u.data(), s.data(), data.size(), es);
     EXPECT_EQ(u, data) << "element size " << es;
-  }
-}
-
-TEST(Shuffle, BitShuffleMatchesReferenceAndRoundTrips) {
-  // Sizes past the 8 KiB the bit shuffle stages at a time; elements up to over 1 KiB.
-  for (std::size_t es : {1, 2, 4, 8, 3, 24, 255, 1500}) {
-    for (std::size_t size : {0, 7, 64, 1000, 4099, 70'001, 1500 * 24 + 5}) {
-      const Bytes data = random_bytes(size, unsigned(es * 7 + size));
-      Bytes s(size), u(size);
-      bitshuffle(s.data(), data.data(), size, es);
-      EXPECT_EQ(s, naive_bitshuffle(data, es)) << es << " " << size;
-      bitunshuffle(u.data(), s.data(), size, es);
-      EXPECT_EQ(u, data) << es << " " << size;
-    }
   }
 }
 

@@ -1,6 +1,5 @@
-// The cd_values of HDF5 filter 32001 (hdf5-blosc's layout), read into codec parameters. One
-// reader for the filter plugin and for the connector, which encodes and decodes dense Blosc
-// chunks itself (dense_chunk.hpp): both must understand a dataset's parameters identically.
+// The cd_values of HDF5 filter 32001 (hdf5-blosc's layout), read into codec parameters: the
+// filter plugin's reader, beside the codec whose parameter rules it applies.
 #pragma once
 
 #include <cstddef>

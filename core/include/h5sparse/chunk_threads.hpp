@@ -27,10 +27,6 @@ constexpr int kMaxChunkThreads = 16;
 /// rank bound to one core gets 1), at most kMaxChunkThreads. 1 is the serial path.
 int chunk_threads();
 
-/// True when $H5SPARSE_NTHREADS is a positive integer: the caller chose the thread count, and
-/// the size thresholds below do not apply.
-bool chunk_threads_asked();
-
 /// Below both of these a call's chunks stay on the calling thread unless H5SPARSE_NTHREADS
 /// asks otherwise: waking a worker (~10-30 us on a loaded machine) costs more than a few
 /// small chunks take to decode.

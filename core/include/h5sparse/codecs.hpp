@@ -1,4 +1,4 @@
-// Byte-buffer codecs of the core: shuffle, bit shuffle, deflate, blosc, lzf.
+// Byte-buffer codecs of the core: shuffle, deflate, blosc, lzf.
 //
 // Conventions (after c-blosc2 and zstd): destination first, then source; compressors that can
 // refuse return 0 when the result would not be smaller than the capacity given ("does not
@@ -59,15 +59,6 @@ void shuffle_bytes(std::uint8_t* dst, const std::uint8_t* src, std::size_t size,
                    std::size_t element_size) noexcept;
 void unshuffle_bytes(std::uint8_t* dst, const std::uint8_t* src, std::size_t size,
                      std::size_t element_size) noexcept;
-
-// Bit shuffle: the elements are taken in blocks of 8; within the whole run of n = 8*k elements,
-// output holds for every bit position (byte b of the element, bit i of that byte, LSB first)
-// one row of n bits (n/8 bytes, element j at bit j%8 of byte j/8). The n % 8 trailing
-// elements and any partial element are copied unchanged after the bit rows. dst != src.
-void bitshuffle(std::uint8_t* dst, const std::uint8_t* src, std::size_t size,
-                std::size_t element_size) noexcept;
-void bitunshuffle(std::uint8_t* dst, const std::uint8_t* src, std::size_t size,
-                  std::size_t element_size) noexcept;
 
 // --- deflate (zlib stream, the format of HDF5's H5Z_FILTER_DEFLATE) -----------------------
 /// Compresses at `level` 0-9; returns the compressed size or 0 if it exceeds `dst_capacity`.

@@ -1,7 +1,8 @@
-// A process-wide pool of persistent worker threads for splitting one buffer's work (the blocks
-// of a blosc frame) between threads. Starting threads per call costs more than decoding a 1 MiB
-// chunk, and c-blosc's own pool is global state shared with every other c-blosc user in the
-// process (PyTables, hdf5plugin), so the core keeps its own.
+// A process-wide pool of persistent worker threads for splitting one transfer's work (its
+// chunks, decoded or encoded one per thread: chunk_threads.hpp) between threads. Starting
+// threads per call costs more than decoding a 1 MiB chunk, and c-blosc's own pool is global
+// state shared with every other c-blosc user in the process (PyTables, hdf5plugin), so the
+// core keeps its own.
 #pragma once
 
 #include <type_traits>
