@@ -170,104 +170,134 @@ __attribute__((target("avx2,popcnt"))) const std::uint8_t* expand_words(const st
 // of empty ones filled, mixed words filled and then given their defined values. With Stream
 // the destination gets streaming stores only (a mixed word is assembled in a local buffer).
 template <std::size_t W, bool Stream>
+class PieceScatter {
+  static_assert(!Stream || W != 0, "streaming needs a fixed element width");
+
+ public:
+  PieceScatter(DefinedBits bits, const std::uint8_t* values, std::size_t values_size, std::size_t es,
+               const std::uint8_t* fill, bool vectors)
+      : bits_(bits), words_(bits.words), values_end_(values + values_size), width_(W ? W : es),
+        fill_(fill), v_(values) {
+    // Streaming: a word's worth of fill values, copied whole (a constant-size copy, inlined)
+    // into the local buffer where a mixed word is assembled.
+    if constexpr (Stream) fill_elements(fill_word_, 64, fill, width_);
+    // The vector kernel writes 8 elements per step whatever their bits, the word loop does a
+    // store per defined element: the kernel wins from about 4 defined elements a word.
+    avx2_ = vectors && cpu_has_avx2();
+    if (fill) std::memcpy(fill_bytes_, fill, W ? W : 1);  // the fill value as W bytes (zeros when null)
+  }
+
+  void piece(const ChunkPiece& piece, std::uint8_t* dest) {
+    const std::uint64_t start = piece.in_chunk_start, end = start + piece.length;
+    v_ += bits_.between(position_, start) * width_;
+    std::uint8_t* out = dest + piece.source * width_;  // the piece's first element
+    for (std::uint64_t i = start; i < end;) {
+      unsigned span = 0;
+      const std::uint64_t w = bits_at(i, end, &span);
+      std::uint8_t* at = out + (i - start) * width_;
+      if (w == 0 || w == low_bits(span)) {
+        i = uniform_stretch(i, end, span, w != 0, at);
+        continue;
+      }
+      if (std::uint64_t done = vector_words(i, end, span, at)) {
+        i += done;
+        continue;
+      }
+      mixed_word(w, span, at);
+      i += span;
+    }
+    position_ = end;
+  }
+
+ private:
+  // The bits of [i, min(end, word end)) of the bitmap, shifted down, and their count.
+  std::uint64_t bits_at(std::uint64_t i, std::uint64_t end, unsigned* span) const {
+    const std::uint64_t stop = std::min(end, ((i >> 6) + 1) << 6);
+    *span = unsigned(stop - i);
+    return (words_[i >> 6] >> (i & 63)) & low_bits(*span);
+  }
+
+  void put_fill(std::uint8_t* at, std::uint64_t n) const {
+    if constexpr (Stream) stream_fill(at, n, fill_, width_);
+    else fill_elements(at, n, fill_, width_);
+  }
+
+  void put_copy(std::uint8_t* at, const std::uint8_t* from, std::size_t bytes) const {
+    if constexpr (Stream) stream_copy(at, from, bytes);
+    else std::memcpy(at, from, bytes);
+  }
+
+  // A stretch of words all empty or all defined from element i: filled or copied whole.
+  // Returns where it ends.
+  std::uint64_t uniform_stretch(std::uint64_t i, std::uint64_t end, unsigned span, bool defined, std::uint8_t* at) {
+    std::uint64_t next = i + span;
+    for (unsigned s = 0; next < end; next += s) {
+      const std::uint64_t x = bits_at(next, end, &s);
+      if (x != (defined ? low_bits(s) : 0)) break;
+    }
+    if (defined) {
+      put_copy(at, v_, std::size_t(next - i) * width_);
+      v_ += (next - i) * width_;
+    } else {
+      put_fill(at, next - i);
+    }
+    return next;
+  }
+
+  // Whole mixed words (dense-ish selections): a vector permutation per 8 (W = 4) or 4 (W = 8)
+  // elements instead of a store per defined element, streamed straight to `at`. Returns the
+  // elements done (0: not applicable here).
+  std::uint64_t vector_words([[maybe_unused]] std::uint64_t i, [[maybe_unused]] std::uint64_t end,
+                             [[maybe_unused]] unsigned span, [[maybe_unused]] std::uint8_t* at) {
+#ifdef H5SPARSE_X86_KERNELS
+    if constexpr (W == 4 || W == 8) {
+      if (!avx2_ || span != 64 || (Stream && (reinterpret_cast<std::uintptr_t>(at) & 15) != 0)) return 0;
+      const std::uint64_t* first = words_ + (i >> 6);
+      // Words whose values all lie 32 bytes or more before the end of the values.
+      const std::size_t room = std::size_t(values_end_ - v_);
+      std::size_t most = room > 32 ? (room - 32) / (64 * W) : 0;
+      most = std::size_t(std::min<std::uint64_t>(most, (end - i) >> 6));
+      std::size_t n = 0;
+      while (n < most && first[n] != 0 && first[n] != ~std::uint64_t(0)) ++n;
+      if (n == 0) return 0;
+      v_ = expand_words<W, Stream>(first, n, v_, fill_bytes_, at);
+      return 64 * n;
+    }
+#endif
+    return 0;
+  }
+
+  // One word with defined and undefined elements: filled, then given its defined values.
+  void mixed_word(std::uint64_t w, unsigned span, std::uint8_t* at) {
+    if constexpr (Stream) {
+      alignas(16) std::uint8_t word[64 * (W ? W : 1)];
+      std::memcpy(word, fill_word_, sizeof word);
+      for (; w; w &= w - 1, v_ += width_) std::memcpy(word + std::size_t(__builtin_ctzll(w)) * width_, v_, width_);
+      stream_copy(at, word, span * width_);
+    } else {
+      fill_elements(at, span, fill_, width_);
+      for (; w; w &= w - 1, v_ += width_) std::memcpy(at + std::size_t(__builtin_ctzll(w)) * width_, v_, W ? W : width_);
+    }
+  }
+
+  const DefinedBits bits_;
+  const std::uint64_t* const words_;
+  const std::uint8_t* const values_end_;
+  const std::size_t width_;
+  const std::uint8_t* const fill_;
+  bool avx2_ = false;
+  std::uint8_t fill_bytes_[W ? W : 1] = {};
+  alignas(16) std::uint8_t fill_word_[Stream ? 64 * (W ? W : 1) : 1];
+  std::uint64_t position_ = 0;  // chunk element up to which the values have been consumed
+  const std::uint8_t* v_;       // the next value
+};
+
+template <std::size_t W, bool Stream>
 void scatter_pieces(DefinedBits bits, const std::uint8_t* values, std::size_t values_size,
                     const ChunkPiece* pieces, std::size_t count, std::size_t es, const std::uint8_t* fill,
                     std::uint8_t* dest, bool vectors) {
-  static_assert(!Stream || W != 0, "streaming needs a fixed element width");
-  const std::uint64_t* const words = bits.words;
-  const std::size_t width = W ? W : es;
-  auto put_fill = [&](std::uint8_t* at, std::uint64_t n) {
-    if constexpr (Stream) stream_fill(at, n, fill, width);
-    else fill_elements(at, n, fill, width);
-  };
-  auto put_copy = [&](std::uint8_t* at, const std::uint8_t* from, std::size_t bytes) {
-    if constexpr (Stream) stream_copy(at, from, bytes);
-    else std::memcpy(at, from, bytes);
-  };
-  // Streaming: a word's worth of fill values, copied whole (a constant-size copy, inlined)
-  // into the local buffer where a mixed word is assembled.
-  alignas(16) std::uint8_t fill_word[Stream ? 64 * (W ? W : 1) : 1];
-  if constexpr (Stream) fill_elements(fill_word, 64, fill, width);
-  // The bits of [i, min(end, word end)) of the bitmap, shifted down, and their count.
-  auto bits_at = [&](std::uint64_t i, std::uint64_t end, unsigned* span) {
-    const std::uint64_t stop = std::min(end, ((i >> 6) + 1) << 6);
-    *span = unsigned(stop - i);
-    return (words[i >> 6] >> (i & 63)) & low_bits(*span);
-  };
-  // The vector kernel writes 8 elements per step whatever their bits, the word loop below
-  // does a store per defined element: the kernel wins from about 4 defined elements a word.
-  [[maybe_unused]] const bool avx2 = vectors && cpu_has_avx2();
-  // The fill value as W bytes (zeros when null), for the vector kernel.
-  [[maybe_unused]] std::uint8_t fill_bytes[W ? W : 1] = {};
-  if (fill) std::memcpy(fill_bytes, fill, W ? W : 1);
-  std::uint64_t position = 0;  // chunk element up to which `values` has been consumed
-  const std::uint8_t* v = values;
-  for (std::size_t p = 0; p < count; ++p) {
-    const ChunkPiece& piece = pieces[p];
-    const std::uint64_t start = piece.in_chunk_start, end = start + piece.length;
-    v += bits.between(position, start) * width;
-    std::uint8_t* out = dest + piece.source * width;  // the piece's first element
-    for (std::uint64_t i = start; i < end;) {
-      unsigned span = 0;
-      std::uint64_t w = bits_at(i, end, &span);
-      std::uint8_t* at = out + (i - start) * width;
-      if (w == 0 || w == low_bits(span)) {  // a stretch of words all empty or all defined
-        const std::uint64_t same = w;
-        std::uint64_t next = i + span;
-        for (unsigned s = 0; next < end; next += s) {
-          const std::uint64_t x = bits_at(next, end, &s);
-          if (x != (same ? low_bits(s) : 0)) break;
-        }
-        if (same) {
-          put_copy(at, v, std::size_t(next - i) * width);
-          v += (next - i) * width;
-        } else {
-          put_fill(at, next - i);
-        }
-        i = next;
-        continue;
-      }
-#ifdef H5SPARSE_X86_KERNELS
-      // Whole mixed words (dense-ish selections): a vector permutation per 8 (W = 4) or 4
-      // (W = 8) elements instead of a store per defined element, streamed straight to `at`.
-      if constexpr (W == 4 || W == 8) {
-        if (avx2 && span == 64 && (!Stream || (reinterpret_cast<std::uintptr_t>(at) & 15) == 0)) {
-          const std::uint64_t* first = words + (i >> 6);
-          // Words whose values all lie 32 bytes or more before the end of the values.
-          const std::size_t room = std::size_t(values + values_size - v);
-          std::size_t most = room > 32 ? (room - 32) / (64 * W) : 0;
-          most = std::size_t(std::min<std::uint64_t>(most, (end - i) >> 6));
-          std::size_t n = 0;
-          while (n < most && first[n] != 0 && first[n] != ~std::uint64_t(0)) ++n;
-          if (n > 0) {
-            v = expand_words<W, Stream>(first, n, v, fill_bytes, at);
-            i += 64 * n;
-            continue;
-          }
-        }
-      }
-#endif
-      if constexpr (Stream) {
-        alignas(16) std::uint8_t word[64 * (W ? W : 1)];
-        std::memcpy(word, fill_word, sizeof word);
-        while (w) {
-          std::memcpy(word + std::size_t(__builtin_ctzll(w)) * width, v, width);
-          v += width;
-          w &= w - 1;
-        }
-        stream_copy(at, word, span * width);
-      } else {
-        fill_elements(at, span, fill, width);
-        while (w) {
-          std::memcpy(at + std::size_t(__builtin_ctzll(w)) * width, v, W ? W : es);
-          v += width;
-          w &= w - 1;
-        }
-      }
-      i += span;
-    }
-    position = end;
-  }
+  PieceScatter<W, Stream> scatter(bits, values, values_size, es, fill, vectors);
+  for (std::size_t p = 0; p < count; ++p) scatter.piece(pieces[p], dest);
 }
 
 template <bool Stream>

@@ -12,6 +12,7 @@
 #include <exception>
 #include <mutex>
 #include <optional>
+#include <type_traits>
 #include <vector>
 
 #include "h5sparse/worker_pool.hpp"
@@ -114,105 +115,167 @@ std::optional<IndexedFailure> parallel_for(std::size_t count, int threads, Work&
 /// runs, so the lowest consume failure is returned with every item below it done, as in a
 /// serial loop; a produce failure goes to `*produce_error` and counts as the failure of item
 /// p. slot 0 is the calling thread. With threads <= 1 it is that serial loop.
+namespace detail {
+
+// stream_parallel's shared state and the steps of its two roles: the calling thread produces
+// (and consumes whenever it cannot produce), the workers consume.
 template <typename Produce, typename Consume>
-std::optional<IndexedFailure> stream_parallel(std::size_t count, int threads, std::size_t window, Produce&& produce,
-                                              Consume&& consume, std::exception_ptr* produce_error) {
-  if (threads <= 1 || count <= 1 || window < 2) {
-    for (std::size_t i = 0; i < count; ++i) {
-      try {
-        produce(i);
-      } catch (...) {
-        *produce_error = std::current_exception();
-        return std::nullopt;
-      }
-      try {
-        consume(i, 0);
-      } catch (...) {
-        return IndexedFailure{i, std::current_exception()};
-      }
-    }
-    return std::nullopt;
+class Stream {
+ public:
+  Stream(std::size_t count, int threads, std::size_t window, Produce& produce, Consume& consume,
+         std::exception_ptr* produce_error)
+      : window_(window), produce_(produce), consume_(consume), produce_error_(produce_error),
+        limit_(count), finished_(window), failures_(std::size_t(threads), IndexedFailure{count, nullptr}) {
+    for (auto& f : finished_) f.store(0, std::memory_order_relaxed);
   }
-  std::mutex mutex;
-  std::condition_variable changed;
-  std::atomic<std::size_t> produced{0};  // items below are ready
-  std::atomic<std::size_t> claimed{0};   // the next item to start
-  std::atomic<std::size_t> limit{count};  // no item at or above is produced or started
-  std::vector<std::atomic<std::size_t>> finished(window);  // per buffer: consumed items' index + 1
-  for (auto& f : finished) f.store(0, std::memory_order_relaxed);
-  std::vector<IndexedFailure> failures(std::size_t(threads), IndexedFailure{count, nullptr});
-  auto wake = [&] {
-    { std::lock_guard<std::mutex> lock(mutex); }  // waiters check their condition under it
-    changed.notify_all();
-  };
-  auto lower_limit = [&](std::size_t to) {
-    std::size_t now = limit.load(std::memory_order_relaxed);
-    while (to < now && !limit.compare_exchange_weak(now, to, std::memory_order_acq_rel)) {
+
+  void task(int slot) {
+    if (slot != 0) return consume_claimed(slot);
+    produce_and_consume();
+  }
+
+  std::optional<IndexedFailure> lowest() const { return lowest_failure(failures_); }
+
+ private:
+  void wake() {
+    { std::lock_guard<std::mutex> lock(mutex_); }  // waiters check their condition under it
+    changed_.notify_all();
+  }
+
+  void lower_limit(std::size_t to) {
+    std::size_t now = limit_.load(std::memory_order_relaxed);
+    while (to < now && !limit_.compare_exchange_weak(now, to, std::memory_order_acq_rel)) {
     }
     wake();
-  };
+  }
+
   // Consumes a claimed, produced item; false after a failure.
-  auto run = [&](std::size_t i, int slot) {
+  bool run(std::size_t i, int slot) {
     try {
-      consume(i, slot);
+      consume_(i, slot);
     } catch (...) {
-      failures[std::size_t(slot)] = IndexedFailure{i, std::current_exception()};
+      failures_[std::size_t(slot)] = IndexedFailure{i, std::current_exception()};
       lower_limit(i);
       return false;
     }
-    finished[i % window].store(i + 1, std::memory_order_release);
+    finished_[i % window_].store(i + 1, std::memory_order_release);
     wake();
     return true;
-  };
-  auto buffer_free = [&](std::size_t i) {  // item i - window (the buffer's previous item) consumed
-    return i < window || finished[i % window].load(std::memory_order_acquire) >= i - window + 1;
-  };
-  auto task = [&](int slot) {
-    if (slot != 0) {
-      for (;;) {
-        const std::size_t i = claimed.fetch_add(1, std::memory_order_acq_rel);
-        if (i >= limit.load(std::memory_order_acquire)) return;
-        if (produced.load(std::memory_order_acquire) <= i) {
-          std::unique_lock<std::mutex> lock(mutex);
-          changed.wait(lock, [&] {
-            return produced.load(std::memory_order_acquire) > i || i >= limit.load(std::memory_order_acquire);
-          });
-        }
-        if (produced.load(std::memory_order_acquire) <= i || !run(i, slot)) return;
+  }
+
+  // Item i - window (the buffer's previous item) consumed.
+  bool buffer_free(std::size_t i) const {
+    return i < window_ || finished_[i % window_].load(std::memory_order_acquire) >= i - window_ + 1;
+  }
+
+  // A worker: claims items in order and consumes each once it is produced.
+  void consume_claimed(int slot) {
+    for (;;) {
+      const std::size_t i = claimed_.fetch_add(1, std::memory_order_acq_rel);
+      if (i >= limit_.load(std::memory_order_acquire)) return;
+      if (produced_.load(std::memory_order_acquire) <= i) {
+        std::unique_lock<std::mutex> lock(mutex_);
+        changed_.wait(lock, [&] {
+          return produced_.load(std::memory_order_acquire) > i || i >= limit_.load(std::memory_order_acquire);
+        });
       }
+      if (produced_.load(std::memory_order_acquire) <= i || !run(i, slot)) return;
     }
+  }
+
+  // Produces the next item into its buffer; false when it failed (the limit is lowered).
+  bool produce_next(std::size_t& next) {
+    try {
+      produce_(next);
+    } catch (...) {
+      *produce_error_ = std::current_exception();
+      lower_limit(next);
+      return false;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      produced_.store(++next, std::memory_order_release);
+    }
+    changed_.notify_all();
+    return true;
+  }
+
+  // The calling thread: produces while a buffer is free, else consumes a produced item, else
+  // waits for the oldest item to finish.
+  void produce_and_consume() {
     std::size_t next = 0;  // the next item to produce
     for (;;) {
-      const std::size_t stop = limit.load(std::memory_order_acquire);
+      const std::size_t stop = limit_.load(std::memory_order_acquire);
       if (next < stop && buffer_free(next)) {
-        try {
-          produce(next);
-        } catch (...) {
-          *produce_error = std::current_exception();
-          lower_limit(next);
-          continue;
-        }
-        {
-          std::lock_guard<std::mutex> lock(mutex);
-          produced.store(++next, std::memory_order_release);
-        }
-        changed.notify_all();
+        produce_next(next);
         continue;
       }
-      std::size_t i = claimed.load(std::memory_order_acquire);
-      if (i < std::min(next, stop) && claimed.compare_exchange_strong(i, i + 1, std::memory_order_acq_rel)) {
+      std::size_t i = claimed_.load(std::memory_order_acquire);
+      if (i < std::min(next, stop) && claimed_.compare_exchange_strong(i, i + 1, std::memory_order_acq_rel)) {
         run(i, 0);
         continue;
       }
-      if (next >= stop && claimed.load(std::memory_order_acquire) >= std::min(next, stop)) return;
+      if (next >= stop && claimed_.load(std::memory_order_acquire) >= std::min(next, stop)) return;
       if (next >= stop) continue;  // an item is being claimed meanwhile
       // The window is full and every produced item is taken: wait for the oldest to finish.
-      std::unique_lock<std::mutex> lock(mutex);
-      changed.wait(lock, [&] { return buffer_free(next) || limit.load(std::memory_order_acquire) != stop; });
+      std::unique_lock<std::mutex> lock(mutex_);
+      changed_.wait(lock, [&] { return buffer_free(next) || limit_.load(std::memory_order_acquire) != stop; });
     }
-  };
+  }
+
+  const std::size_t window_;
+  Produce& produce_;
+  Consume& consume_;
+  std::exception_ptr* produce_error_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::atomic<std::size_t> produced_{0};  // items below are ready
+  std::atomic<std::size_t> claimed_{0};   // the next item to start
+  std::atomic<std::size_t> limit_;        // no item at or above is produced or started
+  std::vector<std::atomic<std::size_t>> finished_;  // per buffer: consumed items' index + 1
+  std::vector<IndexedFailure> failures_;
+};
+
+// stream_parallel with one thread: produce, consume, item after item.
+template <typename Produce, typename Consume>
+std::optional<IndexedFailure> stream_serially(std::size_t count, Produce& produce, Consume& consume,
+                                              std::exception_ptr* produce_error) {
+  for (std::size_t i = 0; i < count; ++i) {
+    try {
+      produce(i);
+    } catch (...) {
+      *produce_error = std::current_exception();
+      return std::nullopt;
+    }
+    try {
+      consume(i, 0);
+    } catch (...) {
+      return IndexedFailure{i, std::current_exception()};
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace detail
+
+/// Streams items 0 .. count-1 through up to `threads` threads in one parallel region (one
+/// wait for the workers at the end, not one per batch): produce(i) runs on the calling thread
+/// in index order (HDF5 reads), consume(i, slot) on any thread once item i is produced, into
+/// buffer `i % window` (at most `window` items produced and not yet consumed; the calling
+/// thread consumes too whenever it cannot produce). After a failure at item i (consume) or p
+/// (produce) no item at or above it is produced or started, while every item below it still
+/// runs, so the lowest consume failure is returned with every item below it done, as in a
+/// serial loop; a produce failure goes to `*produce_error` and counts as the failure of item
+/// p. slot 0 is the calling thread. With threads <= 1 it is that serial loop.
+template <typename Produce, typename Consume>
+std::optional<IndexedFailure> stream_parallel(std::size_t count, int threads, std::size_t window, Produce&& produce,
+                                              Consume&& consume, std::exception_ptr* produce_error) {
+  if (threads <= 1 || count <= 1 || window < 2) return detail::stream_serially(count, produce, consume, produce_error);
+  detail::Stream<std::remove_reference_t<Produce>, std::remove_reference_t<Consume>> stream(
+      count, threads, window, produce, consume, produce_error);
+  auto task = [&](int slot) { stream.task(slot); };
   run_shared(threads, task);
-  return lowest_failure(failures);
+  return stream.lowest();
 }
 
 /// parallel_for without a lead.
