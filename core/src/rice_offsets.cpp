@@ -11,16 +11,13 @@
 #include "h5sparse/bits.hpp"
 #include "h5sparse/cpu_features.hpp"
 #include "h5sparse/error.hpp"
+#include "selection_walk.hpp"
 
 namespace h5sparse {
 namespace {
 
-std::uint64_t last_defined(const ChunkSelection& s) {
-  const std::vector<std::uint64_t>& words = s.words();
-  std::size_t wi = words.size();
-  while (wi > 0 && words[wi - 1] == 0) --wi;
-  return wi == 0 ? 0 : (std::uint64_t(wi - 1) << 6) + 63 - std::uint64_t(__builtin_clzll(words[wi - 1]));
-}
+using detail::BitmapWalk;
+using detail::ListWalk;
 
 std::uint64_t low_bits(unsigned n) { return n >= 64 ? ~std::uint64_t(0) : (std::uint64_t(1) << n) - 1; }
 
@@ -91,10 +88,10 @@ std::uint64_t read_gap_slowly(BitReader& in, unsigned k, std::uint64_t max_q) {
 
 }  // namespace
 
-std::uint64_t least_rice_bits(const ChunkSelection& s, std::uint64_t count) {
+std::uint64_t least_rice_bits(std::uint64_t last, std::uint64_t count) {
   // With gap sum G, the quotients sum to at least (G - count (2^k - 1)) / 2^k, so parameter k
   // costs at least count k + (G + count) / 2^k bits.
-  const std::uint64_t spread = last_defined(s) + 1;  // G + count
+  const std::uint64_t spread = last + 1;  // G + count
   std::uint64_t least = UINT64_MAX;
   for (unsigned k = 0; k <= kMaxRiceParameter; ++k) least = std::min(least, count * k + (spread >> k));
   return least;
@@ -155,31 +152,26 @@ __attribute__((noinline)) RiceSink put_long_code(RiceSink out, std::uint64_t gap
 // The body of write_gaps, compiled twice: for baseline x86-64 and with BMI2 (write_gaps).
 // CountLong: count the long gaps; below k = 4 a code takes under 8 bits on average, so varint
 // offsets (8 bits a gap at least) never compete and the count is not needed (left 0).
-template <bool CountLong>
-__attribute__((always_inline)) inline std::uint8_t* write_gaps_body(const ChunkSelection& s, unsigned k,
-                                                                     unsigned k_below, std::uint8_t* out,
-                                                                     GapTally& tally) {
+template <bool CountLong, typename Walk>
+__attribute__((always_inline)) inline std::uint8_t* write_gaps_body(const Walk& walk, unsigned k, unsigned k_below,
+                                                                     std::uint8_t* out, GapTally& tally) {
   RiceSink sink{out, 0, 0};
   std::uint64_t below = 0, above = 0, long_gaps = 0;
-  const std::uint64_t* const words = s.words().data();
-  const std::size_t count = s.words().size();
-  std::uint64_t next = 0, base = 0;
-  for (std::size_t wi = 0; wi < count; ++wi, base += 64) {
-    for (std::uint64_t w = words[wi]; w; w &= w - 1) {
-      const std::uint64_t i = base + std::uint64_t(__builtin_ctzll(w));
-      const std::uint64_t gap = i - next;
-      next = i + 1;
-      const std::uint64_t q = gap >> k;
-      below += gap >> k_below;
-      above += q >> 1;
-      if constexpr (CountLong) long_gaps += gap >= 0x80;
-      if (__builtin_expect(q + 1 + k <= 56, 1)) {  // the whole code in one field: q ones, a zero, the low bits
-        put_bits(sink, ((((gap & ((std::uint64_t(1) << k) - 1)) << 1) | 1) << q) - 1, unsigned(q + 1 + k));
-      } else {
-        sink = put_long_code(sink, gap, q, k);
-      }
+  std::uint64_t next = 0;
+  walk.each([&](std::uint64_t i) __attribute__((always_inline)) {
+    const std::uint64_t gap = i - next;
+    next = i + 1;
+    const std::uint64_t q = gap >> k;
+    below += gap >> k_below;
+    above += q >> 1;
+    if constexpr (CountLong) long_gaps += gap >= 0x80;
+    if (__builtin_expect(q + 1 + k <= 56, 1)) {  // the whole code in one field: q ones, a zero, the low bits
+      put_bits(sink, ((((gap & ((std::uint64_t(1) << k) - 1)) << 1) | 1) << q) - 1, unsigned(q + 1 + k));
+    } else {
+      sink = put_long_code(sink, gap, q, k);
     }
-  }
+    return true;
+  });
   std::uint8_t* p = sink.p;
   for (std::uint64_t acc = sink.acc, used = sink.used; used > 0; used = used > 8 ? used - 8 : 0, acc >>= 8)
     *p++ = std::uint8_t(acc);
@@ -189,31 +181,35 @@ __attribute__((always_inline)) inline std::uint8_t* write_gaps_body(const ChunkS
   return p;
 }
 
-std::uint8_t* write_gaps_baseline(const ChunkSelection& s, unsigned k, unsigned k_below, std::uint8_t* out,
+template <typename Walk>
+std::uint8_t* write_gaps_baseline(const Walk& walk, unsigned k, unsigned k_below, std::uint8_t* out,
                                   GapTally& tally) {
-  return k >= 4 ? write_gaps_body<true>(s, k, k_below, out, tally) : write_gaps_body<false>(s, k, k_below, out, tally);
+  return k >= 4 ? write_gaps_body<true>(walk, k, k_below, out, tally)
+                : write_gaps_body<false>(walk, k, k_below, out, tally);
 }
 
 #ifdef H5SPARSE_BMI2_KERNELS
-H5SPARSE_TARGET_BMI2 std::uint8_t* write_gaps_bmi2(const ChunkSelection& s, unsigned k, unsigned k_below,
+template <typename Walk>
+H5SPARSE_TARGET_BMI2 std::uint8_t* write_gaps_bmi2(const Walk& walk, unsigned k, unsigned k_below,
                                                    std::uint8_t* out, GapTally& tally) {
-  return k >= 4 ? write_gaps_body<true>(s, k, k_below, out, tally) : write_gaps_body<false>(s, k, k_below, out, tally);
+  return k >= 4 ? write_gaps_body<true>(walk, k, k_below, out, tally)
+                : write_gaps_body<false>(walk, k, k_below, out, tally);
 }
 #endif
 
-std::uint8_t* write_gaps(const ChunkSelection& s, unsigned k, unsigned k_below, std::uint8_t* out, GapTally& tally) {
+template <typename Walk>
+std::uint8_t* write_gaps(const Walk& walk, unsigned k, unsigned k_below, std::uint8_t* out, GapTally& tally) {
 #ifdef H5SPARSE_BMI2_KERNELS
-  if (cpu_has_bmi2()) return write_gaps_bmi2(s, k, k_below, out, tally);
+  if (cpu_has_bmi2()) return write_gaps_bmi2(walk, k, k_below, out, tally);
 #endif
-  return write_gaps_baseline(s, k, k_below, out, tally);
+  return write_gaps_baseline(walk, k, k_below, out, tally);
 }
 
-}  // namespace
-
-std::uint64_t append_rice_gaps(const ChunkSelection& s, std::uint64_t count, Bytes& out) {
+template <typename Walk>
+std::uint64_t append_rice_gaps_of(const Walk& s, std::uint64_t count, Bytes& out) {
   // For geometric gaps of mean m the best Golomb divisor is about m ln 2: k0 is its Rice
   // neighbour, k0 - 1 and k0 + 1 are measured on the way.
-  const std::uint64_t spread = last_defined(s) + 1;  // the gaps' sum + count
+  const std::uint64_t spread = s.last() + 1;  // the gaps' sum + count
   const double divisor = double(spread - count) / double(count) * 0.6931471805599453;
   const unsigned k = std::min(divisor < 1 ? 0 : unsigned(std::lround(std::log2(divisor))), kMaxRiceParameter - 1);
   const unsigned k_below = k > 0 ? k - 1 : 0;
@@ -238,6 +234,16 @@ std::uint64_t append_rice_gaps(const ChunkSelection& s, std::uint64_t count, Byt
   }
   out.resize(std::size_t(end - out.data()));
   return long_gaps;
+}
+
+}  // namespace
+
+std::uint64_t append_rice_gaps(const ChunkSelection& s, std::uint64_t count, Bytes& out) {
+  return append_rice_gaps_of(BitmapWalk{s}, count, out);
+}
+
+std::uint64_t append_rice_gaps(const std::uint32_t* offsets, std::size_t count, Bytes& out) {
+  return append_rice_gaps_of(ListWalk{offsets, count}, count, out);
 }
 
 namespace {
@@ -395,18 +401,14 @@ bool read_gaps_fast(const std::uint8_t* data, std::size_t size, unsigned k, std:
 
 }  // namespace
 
-void read_rice_gaps(const std::uint8_t* data, std::size_t size, std::uint64_t count, unsigned k, ChunkSelection& s) {
-  if (k > kMaxRiceParameter) corrupt("parameter " + std::to_string(k) + " above " + std::to_string(kMaxRiceParameter));
-  const std::uint64_t n = s.element_count();
-  std::uint64_t* const words = s.word_data();
+namespace {
+
+// Reads codes `i` to `count` from bit `bit` on, code by code with every check, giving each
+// offset to `sink`; `next` is the element after the last offset so far.
+template <typename Sink>
+void read_gaps_checked(const std::uint8_t* data, std::size_t size, std::uint64_t count, unsigned k, std::uint64_t n,
+                       std::uint64_t i, std::uint64_t bit, std::uint64_t next, Sink&& sink) {
   const std::uint64_t mask = low_bits(k);
-  std::uint64_t bit = 0, next = 0, i = 0;  // next <= n; at n, any further offset is outside
-  if (read_gaps_fast(data, size, k, n, words, bit, next)) {
-    // Every code set one bit: count them (a corrupt stream may hold more codes than `count`).
-    i = count_set_bits(words, std::size_t((next + 63) >> 6));
-    if (i > count) corrupt("more gaps than the count");
-  }
-  // The rest (the last codes, long ones), code by code with every check.
   BitReader in(data + (bit >> 3), size - std::size_t(bit >> 3));
   in.refill();
   if (bit & 7) in.skip(unsigned(bit & 7));
@@ -424,12 +426,38 @@ void read_rice_gaps(const std::uint8_t* data, std::size_t size, std::uint64_t co
     }
     if (gap >= n - next) corrupt("offset outside the chunk");
     next += gap;
-    words[next >> 6] |= std::uint64_t(1) << (next & 63);
+    sink.add(next);
     ++next;
   }
   in.refill();
   if (!in.exhausted() || in.available() >= 8) corrupt("trailing bytes after the last gap");
   if (in.peek() != 0) corrupt("nonzero padding bits");
+}
+
+void check_parameter(unsigned k) {
+  if (k > kMaxRiceParameter) corrupt("parameter " + std::to_string(k) + " above " + std::to_string(kMaxRiceParameter));
+}
+
+}  // namespace
+
+void read_rice_gaps(const std::uint8_t* data, std::size_t size, std::uint64_t count, unsigned k, ChunkSelection& s) {
+  check_parameter(k);
+  const std::uint64_t n = s.element_count();
+  std::uint64_t* const words = s.word_data();
+  std::uint64_t bit = 0, next = 0, i = 0;  // next <= n; at n, any further offset is outside
+  if (read_gaps_fast(data, size, k, n, words, bit, next)) {
+    // Every code set one bit: count them (a corrupt stream may hold more codes than `count`).
+    i = count_set_bits(words, std::size_t((next + 63) >> 6));
+    if (i > count) corrupt("more gaps than the count");
+  }
+  // The rest (the last codes, long ones).
+  read_gaps_checked(data, size, count, k, n, i, bit, next, detail::BitmapSink{s});
+}
+
+void read_rice_gaps(const std::uint8_t* data, std::size_t size, std::uint64_t count, unsigned k, std::uint64_t n,
+                    std::vector<std::uint32_t>& offsets) {
+  check_parameter(k);
+  read_gaps_checked(data, size, count, k, n, 0, 0, 0, detail::ListSink{offsets});
 }
 
 }  // namespace h5sparse

@@ -12,9 +12,13 @@
 #include "h5sparse/error.hpp"
 #include "h5sparse/rice_offsets.hpp"
 #include "h5sparse/varint.hpp"
+#include "selection_walk.hpp"
 
 namespace h5sparse {
 namespace {
+
+using detail::BitmapWalk;
+using detail::ListWalk;
 
 void put_varint(Bytes& out, std::uint64_t v) {
   std::uint8_t bytes[10];
@@ -87,13 +91,14 @@ std::uint64_t element_count_of(const std::vector<std::uint64_t>& dims) {
 }
 
 // The selection as one rectangle (start, extent per dimension) when it is exactly one.
+template <typename Walk>
 std::optional<std::vector<std::pair<std::uint64_t, std::uint64_t>>> as_single_block(
-    const ChunkSelection& s, const std::vector<std::uint64_t>& dims) {
+    const Walk& s, const std::vector<std::uint64_t>& dims) {
   const std::size_t rank = dims.size();
   if (rank == 0) return std::nullopt;  // also tells GCC that dims[rank - 1] below is in range
   std::vector<std::uint64_t> lo(rank, UINT64_MAX), hi(rank, 0);
   std::uint64_t defined = 0;
-  s.for_each_run([&](std::uint64_t first, std::uint64_t length) {
+  s.each_run([&](std::uint64_t first, std::uint64_t length) {
     defined += length;
     for (std::uint64_t linear : {first, first + length - 1}) {
       std::uint64_t rest = linear;
@@ -118,7 +123,7 @@ std::optional<std::vector<std::pair<std::uint64_t, std::uint64_t>>> as_single_bl
   // element: per element it cost more than the rest of a one-row write together.
   const std::uint64_t row = dims[rank - 1];
   bool inside = true;
-  s.for_each_run([&](std::uint64_t first, std::uint64_t length) {
+  s.each_run([&](std::uint64_t first, std::uint64_t length) {
     for (std::uint64_t pos = first, end = first + length; inside && pos < end;) {
       const std::uint64_t column = pos % row;
       const std::uint64_t segment = std::min(end - pos, row - column);
@@ -251,39 +256,46 @@ namespace {
 
 // The offsets encoding when it is shorter than `limit` bytes (tag included), else nothing.
 // Walks the set bits word by word; stops writing as soon as the limit is reached.
-Bytes encode_offsets(const ChunkSelection& s, std::uint64_t count, std::size_t limit) {
+template <typename Walk>
+Bytes encode_offsets(const Walk& s, std::uint64_t count, std::size_t limit) {
   BoundedWriter out(std::min<std::uint64_t>(limit, 12 + 10 * count));
   out.put_byte(std::uint8_t(SelectionEncoding::offsets));
   out.put(count);
-  const std::vector<std::uint64_t>& words = s.words();
   std::uint64_t next = 0;  // gap = offset - (previous offset + 1)
-  for (std::size_t wi = 0; wi < words.size() && !out.full(); ++wi) {
-    for (std::uint64_t w = words[wi]; w; w &= w - 1) {
-      const std::uint64_t i = (std::uint64_t(wi) << 6) + std::uint64_t(__builtin_ctzll(w));
-      out.put(i - next);
-      next = i + 1;
-    }
-  }
+  s.each([&](std::uint64_t i) {
+    out.put(i - next);
+    next = i + 1;
+    return !out.full();
+  });
   if (out.full()) return {};
   return out.take();
 }
 
 // The rice offsets encoding of `count` (> 0) defined elements; `long_gaps` is set to the
 // number of gaps of 128 and more.
-Bytes encode_rice_offsets(const ChunkSelection& s, std::uint64_t count, std::uint64_t& long_gaps) {
+std::uint64_t append_rice_gaps_of(const BitmapWalk& w, std::uint64_t count, Bytes& out) {
+  return append_rice_gaps(w.s, count, out);
+}
+std::uint64_t append_rice_gaps_of(const ListWalk& w, std::uint64_t count, Bytes& out) {
+  return append_rice_gaps(w.offsets, std::size_t(count), out);
+}
+
+template <typename Walk>
+Bytes encode_rice_offsets(const Walk& s, std::uint64_t count, std::uint64_t& long_gaps) {
   Bytes out{std::uint8_t(SelectionEncoding::rice_offsets)};
   put_varint(out, count);
-  long_gaps = append_rice_gaps(s, count, out);
+  long_gaps = append_rice_gaps_of(s, count, out);
   return out;
 }
 
 // The runs encoding when it is shorter than `limit` bytes, else nothing.
-Bytes encode_runs(const ChunkSelection& s, std::uint64_t runs, std::size_t limit) {
+template <typename Walk>
+Bytes encode_runs(const Walk& s, std::uint64_t runs, std::size_t limit) {
   BoundedWriter out(std::min<std::uint64_t>(limit, 12 + 20 * runs));
   out.put_byte(std::uint8_t(SelectionEncoding::runs));
   out.put(runs);
   std::uint64_t next = 0;  // gap = start - end of previous run
-  s.for_each_run([&](std::uint64_t first, std::uint64_t length) {
+  s.each_run([&](std::uint64_t first, std::uint64_t length) {
     out.put(first - next);
     out.put(length - 1);
     next = first + length;
@@ -312,15 +324,11 @@ std::uint64_t count_runs(const ChunkSelection& s) {
 // A cheap necessary condition for one rectangle: its extent along dimension 0, known from the
 // first and last defined elements, divides the number of defined elements. It rejects almost
 // every scattered selection before as_single_block walks it.
-bool may_be_single_block(const ChunkSelection& s, std::uint64_t defined, const std::vector<std::uint64_t>& dims) {
-  const std::vector<std::uint64_t>& words = s.words();
-  std::size_t lo = 0, hi = words.size();
-  while (lo < hi && words[lo] == 0) ++lo;
-  while (hi > lo && words[hi - 1] == 0) --hi;
-  if (lo == hi) return false;
-  const std::uint64_t first = (std::uint64_t(lo) << 6) + std::uint64_t(__builtin_ctzll(words[lo]));
-  const std::uint64_t last = (std::uint64_t(hi - 1) << 6) + 63 - std::uint64_t(__builtin_clzll(words[hi - 1]));
-  const std::uint64_t slice = s.element_count() / dims[0];  // elements per index of dimension 0
+template <typename Walk>
+bool may_be_single_block(const Walk& s, std::uint64_t n, std::uint64_t defined, const std::vector<std::uint64_t>& dims) {
+  if (defined == 0) return false;
+  const std::uint64_t first = s.first(), last = s.last();
+  const std::uint64_t slice = n / dims[0];  // elements per index of dimension 0
   const std::uint64_t extent0 = last / slice - first / slice + 1;
   return defined % extent0 == 0;
 }
@@ -331,6 +339,7 @@ Bytes encode_selection_as(SelectionEncoding encoding, const ChunkSelection& s,
                           const std::vector<std::uint64_t>& dims) {
   H5SPARSE_FAIL_IF(element_count_of(dims) != s.element_count(), ErrorCode::invalid_argument,
           "selection size does not match the chunk dimensions");
+  const BitmapWalk walk{s};
   switch (encoding) {
     case SelectionEncoding::empty:
       H5SPARSE_FAIL_IF(!s.none(), ErrorCode::invalid_argument, "selection is not empty");
@@ -341,17 +350,17 @@ Bytes encode_selection_as(SelectionEncoding encoding, const ChunkSelection& s,
     case SelectionEncoding::bitmap:
       return encode_bitmap(s);
     case SelectionEncoding::offsets:
-      return encode_offsets(s, s.defined_count(), SIZE_MAX);
+      return encode_offsets(walk, s.defined_count(), SIZE_MAX);
     case SelectionEncoding::rice_offsets: {
       const std::uint64_t count = s.defined_count();
       if (count == 0) return Bytes{std::uint8_t(encoding), 0, 0};
       std::uint64_t long_gaps;
-      return encode_rice_offsets(s, count, long_gaps);
+      return encode_rice_offsets(walk, count, long_gaps);
     }
     case SelectionEncoding::runs:
-      return encode_runs(s, count_runs(s), SIZE_MAX);
+      return encode_runs(walk, count_runs(s), SIZE_MAX);
     case SelectionEncoding::blocks: {
-      const auto block = as_single_block(s, dims);
+      const auto block = as_single_block(walk, dims);
       H5SPARSE_FAIL_IF(!block, ErrorCode::invalid_argument, "selection is not one block");
       Bytes out{std::uint8_t(encoding)};
       put_block(out, *block);
@@ -361,25 +370,24 @@ Bytes encode_selection_as(SelectionEncoding encoding, const ChunkSelection& s,
   throw Error(ErrorCode::invalid_argument, "unknown selection encoding");
 }
 
-Bytes encode_selection(const ChunkSelection& s, const std::vector<std::uint64_t>& dims) {
-  const std::uint64_t n = element_count_of(dims);
-  H5SPARSE_FAIL_IF(n != s.element_count(), ErrorCode::invalid_argument,
-          "selection size does not match the chunk dimensions");
-  const std::uint64_t defined = s.defined_count();
-  if (defined == 0) return Bytes{std::uint8_t(SelectionEncoding::empty)};
-  if (defined == n) return Bytes{std::uint8_t(SelectionEncoding::all)};
-  // Candidates in tag order, a later one must be strictly smaller. The bitmap's size is known
-  // without building it. Each candidate is tried only when its lower bound (tag + count + a
-  // byte per offset, two per long gap or per run; Rice: the best parameter's bits for the
-  // gaps' sum) is below the limit, and abandoned as soon as it grows to it: no losing encoding
-  // is built in full. The Rice-coded offsets (tag 6) are built first when their bound beats
-  // the bitmap's size and the runs' bound (scattered selections, where they usually win), so
-  // that the others need only beat them; else last (contiguous stretches, where the runs or a
-  // block win and Rice, one bit per element at least, rarely needs building at all).
+namespace {
+
+// The smallest encoding of a selection of n elements, `defined` of them in `runs` runs, with
+// neither none nor all defined; `bitmap` writes the bitmap encoding (called only when it wins).
+// Candidates in tag order, a later one must be strictly smaller. The bitmap's size is known
+// without building it. Each candidate is tried only when its lower bound (tag + count + a
+// byte per offset, two per long gap or per run; Rice: the best parameter's bits for the
+// gaps' sum) is below the limit, and abandoned as soon as it grows to it: no losing encoding
+// is built in full. The Rice-coded offsets (tag 6) are built first when their bound beats
+// the bitmap's size and the runs' bound (scattered selections, where they usually win), so
+// that the others need only beat them; else last (contiguous stretches, where the runs or a
+// block win and Rice, one bit per element at least, rarely needs building at all).
+template <typename Walk, typename Bitmap>
+Bytes encode_smallest(const Walk& s, std::uint64_t n, std::uint64_t defined, std::uint64_t runs,
+                      const std::vector<std::uint64_t>& dims, Bitmap&& bitmap) {
   const std::size_t bitmap_size = std::size_t(1 + (n + 7) / 8);
-  const std::uint64_t runs = count_runs(s);
   const std::uint64_t runs_bound = 1 + varint_size(runs) + 2 * runs;
-  const std::uint64_t rice_bound = 2 + varint_size(defined) + (least_rice_bits(s, defined) + 7) / 8;
+  const std::uint64_t rice_bound = 2 + varint_size(defined) + (least_rice_bits(s.last(), defined) + 7) / 8;
   const bool rice_first = rice_bound < bitmap_size && rice_bound <= runs_bound;
   Bytes rice;
   std::uint64_t long_gaps = 0;  // known once the Rice encoding is built: tag 3's bound tightens
@@ -396,7 +404,7 @@ Bytes encode_selection(const ChunkSelection& s, const std::vector<std::uint64_t>
   if (runs_bound < limit) consider(encode_runs(s, runs, limit));
   std::uint64_t rows = 1;  // a single block has at most one run per row of the chunk
   for (std::size_t d = 0; d + 1 < dims.size(); ++d) rows *= dims[d];
-  if (runs <= rows && may_be_single_block(s, defined, dims)) {
+  if (runs <= rows && may_be_single_block(s, n, defined, dims)) {
     if (const auto block = as_single_block(s, dims)) {
       Bytes candidate{std::uint8_t(SelectionEncoding::blocks)};
       put_block(candidate, *block);
@@ -408,7 +416,37 @@ Bytes encode_selection(const ChunkSelection& s, const std::vector<std::uint64_t>
     if (rice.size() < limit) return rice;
   }
   if (!best.empty()) return best;
-  return rice_first && rice.size() < bitmap_size ? rice : encode_bitmap(s);
+  return rice_first && rice.size() < bitmap_size ? rice : bitmap();
+}
+
+}  // namespace
+
+Bytes encode_selection(const ChunkSelection& s, const std::vector<std::uint64_t>& dims) {
+  const std::uint64_t n = element_count_of(dims);
+  H5SPARSE_FAIL_IF(n != s.element_count(), ErrorCode::invalid_argument,
+          "selection size does not match the chunk dimensions");
+  const std::uint64_t defined = s.defined_count();
+  if (defined == 0) return Bytes{std::uint8_t(SelectionEncoding::empty)};
+  if (defined == n) return Bytes{std::uint8_t(SelectionEncoding::all)};
+  return encode_smallest(BitmapWalk{s}, n, defined, count_runs(s), dims, [&] { return encode_bitmap(s); });
+}
+
+Bytes encode_selection(const std::uint32_t* offsets, std::size_t count, const std::vector<std::uint64_t>& dims) {
+  const std::uint64_t n = element_count_of(dims);
+  H5SPARSE_FAIL_IF(count > n || (count > 0 && offsets[count - 1] >= n), ErrorCode::invalid_argument,
+                   "offsets outside the chunk");
+  if (count == 0) return Bytes{std::uint8_t(SelectionEncoding::empty)};
+  if (count == n) return Bytes{std::uint8_t(SelectionEncoding::all)};
+  const ListWalk walk{offsets, count};
+  const auto bitmap = [&] { return encode_bitmap(selection_of(offsets, count, n)); };
+  return encode_smallest(walk, n, count, walk.runs(), dims, bitmap);
+}
+
+ChunkSelection selection_of(const std::uint32_t* offsets, std::size_t count, std::uint64_t element_count) {
+  ChunkSelection s(element_count);
+  detail::BitmapSink sink{s};
+  for (std::size_t i = 0; i < count; ++i) sink.add(offsets[i]);
+  return s;
 }
 
 namespace {
@@ -435,22 +473,23 @@ std::uint64_t decode_bitmap(const std::uint8_t* payload, std::size_t size, std::
   return s.defined_count();
 }
 
-std::uint64_t decode_offsets(VarintReader& in, std::uint64_t n, ChunkSelection& s) {
+template <typename Sink>
+std::uint64_t decode_offsets(VarintReader& in, std::uint64_t n, Sink&& s) {
   const std::uint64_t count = in.next();
   H5SPARSE_FAIL_IF(count > n, ErrorCode::corrupt_data, "encoded selection: more offsets than elements");
   std::uint64_t next = 0;  // <= n; at n, any further offset is outside
-  std::uint64_t* const words = s.word_data();
   for (std::uint64_t k = 0; k < count; ++k) {
     const std::uint64_t gap = in.next();
     H5SPARSE_FAIL_IF(gap >= n - next, ErrorCode::corrupt_data, "encoded selection: offset outside the chunk");
     next += gap;
-    words[next >> 6] |= std::uint64_t(1) << (next & 63);
+    s.add(next);
     ++next;
   }
   return count;
 }
 
-std::uint64_t decode_runs(VarintReader& in, std::uint64_t n, ChunkSelection& s) {
+template <typename Sink>
+std::uint64_t decode_runs(VarintReader& in, std::uint64_t n, Sink&& s) {
   const std::uint64_t count = in.next();
   H5SPARSE_FAIL_IF(count > n, ErrorCode::corrupt_data, "encoded selection: more runs than elements");
   std::uint64_t next = 0, defined = 0;
@@ -459,7 +498,7 @@ std::uint64_t decode_runs(VarintReader& in, std::uint64_t n, ChunkSelection& s) 
     const std::uint64_t length = in.next() + 1;
     H5SPARSE_FAIL_IF(length == 0 || gap > n - next || length > n - next - gap, ErrorCode::corrupt_data,
                      "encoded selection: run outside the chunk");
-    s.set_range(next + gap, length);
+    s.add_range(next + gap, length);
     next += gap + length;
     defined += length;  // runs are disjoint
   }
@@ -484,14 +523,20 @@ std::uint64_t decode_blocks(VarintReader& in, const std::vector<std::uint64_t>& 
   return s.defined_count();  // blocks may overlap
 }
 
+// Reads the count and the parameter byte, then calls read(stream, size, count, k).
+template <typename Read>
 std::uint64_t decode_rice(const std::uint8_t* payload, std::size_t size, VarintReader& in, std::uint64_t n,
-                          ChunkSelection& s) {
+                          Read&& read) {
   const std::uint64_t count = in.next();
   H5SPARSE_FAIL_IF(count > n, ErrorCode::corrupt_data, "encoded selection: more offsets than elements");
   const std::uint8_t* k = in.position();
   H5SPARSE_FAIL_IF(k == payload + size, ErrorCode::corrupt_data, "encoded selection is truncated");
-  read_rice_gaps(k + 1, std::size_t(payload + size - k - 1), count, *k, s);
+  read(k + 1, std::size_t(payload + size - k - 1), count, unsigned(*k));
   return count;
+}
+
+void check_tag(std::size_t size) {
+  H5SPARSE_FAIL_IF(size == 0, ErrorCode::corrupt_data, "encoded selection is empty (no encoding tag)");
 }
 
 }  // namespace
@@ -499,7 +544,7 @@ std::uint64_t decode_rice(const std::uint8_t* payload, std::size_t size, VarintR
 ChunkSelection decode_selection(const std::uint8_t* data, std::size_t size,
                                 const std::vector<std::uint64_t>& dims, std::uint64_t* defined) {
   const std::uint64_t n = element_count_of(dims);
-  H5SPARSE_FAIL_IF(size == 0, ErrorCode::corrupt_data, "encoded selection is empty (no encoding tag)");
+  check_tag(size);
   ChunkSelection s(n);
   const std::uint8_t* payload = data + 1;
   const std::size_t payload_size = size - 1;
@@ -515,11 +560,14 @@ ChunkSelection decode_selection(const std::uint8_t* data, std::size_t size,
       count = decode_bitmap(payload, payload_size, n, s);
       if (defined) *defined = count;
       return s;
-    case SelectionEncoding::offsets: count = decode_offsets(in, n, s); break;
-    case SelectionEncoding::runs: count = decode_runs(in, n, s); break;
+    case SelectionEncoding::offsets: count = decode_offsets(in, n, detail::BitmapSink{s}); break;
+    case SelectionEncoding::runs: count = decode_runs(in, n, detail::BitmapSink{s}); break;
     case SelectionEncoding::blocks: count = decode_blocks(in, dims, n, s); break;
     case SelectionEncoding::rice_offsets:  // the bit stream runs to the end
-      count = decode_rice(payload, payload_size, in, n, s);
+      count = decode_rice(payload, payload_size, in, n,
+                          [&](const std::uint8_t* bits, std::size_t bytes, std::uint64_t c, unsigned k) {
+                            read_rice_gaps(bits, bytes, c, k, s);
+                          });
       if (defined) *defined = count;
       return s;
     default:
@@ -528,6 +576,39 @@ ChunkSelection decode_selection(const std::uint8_t* data, std::size_t size,
   H5SPARSE_FAIL_IF(!in.done(), ErrorCode::corrupt_data, "encoded selection has trailing bytes");
   if (defined) *defined = count;
   return s;
+}
+
+void decode_selection_offsets(const std::uint8_t* data, std::size_t size, const std::vector<std::uint64_t>& dims,
+                              std::vector<std::uint32_t>& offsets) {
+  const std::uint64_t n = element_count_of(dims);
+  H5SPARSE_FAIL_IF(n > (std::uint64_t(1) << 32), ErrorCode::unsupported,
+                   "chunks of more than 2^32 elements have no offset list");
+  check_tag(size);
+  offsets.clear();
+  const std::uint8_t* payload = data + 1;
+  const std::size_t payload_size = size - 1;
+  VarintReader in(payload, payload_size);
+  detail::ListSink sink{offsets};
+  switch (SelectionEncoding(data[0])) {
+    case SelectionEncoding::empty: break;
+    case SelectionEncoding::all: sink.add_range(0, n); break;
+    case SelectionEncoding::offsets: decode_offsets(in, n, sink); break;
+    case SelectionEncoding::runs: decode_runs(in, n, sink); break;
+    case SelectionEncoding::rice_offsets:
+      decode_rice(payload, payload_size, in, n, [&](const std::uint8_t* bits, std::size_t bytes, std::uint64_t c, unsigned k) {
+        read_rice_gaps(bits, bytes, c, k, n, offsets);
+      });
+      return;
+    default: {  // a bitmap (dense: as cheap as any) or blocks (which may overlap)
+      const ChunkSelection s = decode_selection(data, size, dims);
+      BitmapWalk{s}.each([&](std::uint64_t i) {
+        sink.add(i);
+        return true;
+      });
+      return;
+    }
+  }
+  H5SPARSE_FAIL_IF(!in.done(), ErrorCode::corrupt_data, "encoded selection has trailing bytes");
 }
 
 }  // namespace h5sparse

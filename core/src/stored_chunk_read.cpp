@@ -17,6 +17,20 @@ StructuredChunk decode_stored_chunk(const std::uint8_t* data, std::size_t size, 
   return decode_chunk(data, size, layout);
 }
 
+ChunkElements decode_stored_elements(const std::uint8_t* data, std::size_t size, unsigned filter_mask,
+                                     const ChunkLayout& layout) {
+  if ((filter_mask & 1) == 0) return decode_chunk_elements(data, size, layout);
+  const std::uint64_t n = layout.element_count();
+  H5SPARSE_FAIL_IF(size != n * layout.element_size, ErrorCode::corrupt_data, "unfiltered chunk has the wrong size");
+  H5SPARSE_FAIL_IF(n > (std::uint64_t(1) << 32), ErrorCode::unsupported,
+                   "chunks of more than 2^32 elements have no offset list");
+  ChunkElements chunk;
+  chunk.offsets.resize(std::size_t(n));
+  for (std::uint64_t i = 0; i < n; ++i) chunk.offsets[std::size_t(i)] = std::uint32_t(i);
+  chunk.values.assign(data, data + size);
+  return chunk;
+}
+
 std::size_t ChunkReadScratch::held() const noexcept {
   return values[0].capacity() + values[1].capacity() + dense.capacity() + pieces.capacity() * sizeof(ChunkPiece);
 }

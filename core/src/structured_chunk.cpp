@@ -169,16 +169,30 @@ std::size_t write_header(const ChunkHeader& header, const ChunkLayout& layout, s
 
 }  // namespace
 
-Bytes encode_chunk(const StructuredChunk& chunk, const ChunkLayout& layout) {
-  H5SPARSE_FAIL_IF(chunk.values.size() != chunk.defined.defined_count() * layout.element_size, ErrorCode::invalid_argument,
-          "chunk values do not match its defined elements");
-  const Bytes selection = encode_selection(chunk.defined, layout.dims);
+namespace {
+
+Bytes encode_sections(const Bytes& selection, const Bytes& values, const ChunkLayout& layout) {
   PreparedSection sections[2];
   prepare_section(0, selection.data(), selection.size(), layout.selection_pipeline, 1, sections[0]);
-  prepare_section(1, chunk.values.data(), chunk.values.size(), layout.values_pipeline, layout.element_size, sections[1]);
+  prepare_section(1, values.data(), values.size(), layout.values_pipeline, layout.element_size, sections[1]);
   ChunkHeader header;
   header.sections = {sections[0].info, sections[1].info};
   return serialize_chunk(header, {sections[0].stored, sections[1].stored}, layout);
+}
+
+}  // namespace
+
+Bytes encode_chunk(const StructuredChunk& chunk, const ChunkLayout& layout) {
+  H5SPARSE_FAIL_IF(chunk.values.size() != chunk.defined.defined_count() * layout.element_size, ErrorCode::invalid_argument,
+          "chunk values do not match its defined elements");
+  return encode_sections(encode_selection(chunk.defined, layout.dims), chunk.values, layout);
+}
+
+Bytes encode_chunk(const ChunkElements& chunk, const ChunkLayout& layout) {
+  H5SPARSE_FAIL_IF(chunk.values.size() != chunk.offsets.size() * layout.element_size, ErrorCode::invalid_argument,
+                   "chunk values do not match its defined elements");
+  return encode_sections(encode_selection(chunk.offsets.data(), chunk.offsets.size(), layout.dims), chunk.values,
+                         layout);
 }
 
 std::size_t values_offset_in_place(const ChunkLayout& layout) {
@@ -403,13 +417,22 @@ StructuredChunk chunk_from_sections(Bytes selection, Bytes values, const ChunkLa
   return chunk;
 }
 
-ChunkView decode_chunk_view(const std::uint8_t* data, std::size_t size, const ChunkLayout& layout,
-                            std::array<Bytes, 2>* values_scratch) {
-  const ChunkHeader header = read_chunk_header(data, size, layout);
-  // Each section: its bytes, borrowed from `data` when its pipeline is empty (stored =
-  // unfiltered), else decoded into `owned`.
-  std::array<Bytes, 2> owned;
+namespace {
+
+// A stored chunk's two sections, verified and unfiltered: borrowed from the stored bytes when
+// their pipeline is empty (stored = unfiltered), else decoded into `owned` (section 1 with
+// values_scratch: into the caller's buffers).
+struct UnfilteredSections {
+  ChunkHeader header;
   std::array<const std::uint8_t*, 2> bytes{};
+  std::array<Bytes, 2> owned;
+};
+
+UnfilteredSections unfilter_sections(const std::uint8_t* data, std::size_t size, const ChunkLayout& layout,
+                                     std::array<Bytes, 2>* values_scratch) {
+  UnfilteredSections out;
+  out.header = read_chunk_header(data, size, layout);
+  const ChunkHeader& header = out.header;
   const std::uint8_t* p = data + header.size;
   for (std::size_t s = 0; s < 2; ++s) {
     const SectionInfo& info = header.sections[s];
@@ -424,36 +447,73 @@ ChunkView decode_chunk_view(const std::uint8_t* data, std::size_t size, const Ch
                                                  ": no section pipeline, yet filter mask or sizes say filtered");
       if (!unfiltered_checksum_matches(header, info, stored_hash))
         throw Error(ErrorCode::corrupt_data, std::string(kSectionNames[s]) + " checksum mismatch");
-      bytes[s] = p;
+      out.bytes[s] = p;
     } else {
-      std::array<Bytes, 2> scratch;  // section 1 with values_scratch: the caller's buffers
+      std::array<Bytes, 2> scratch;
       const ByteView section =
           unfilter_section_to(s, p, info, layout, s == 1 && values_scratch ? *values_scratch : scratch);
       if (!unfiltered_checksum_matches(header, info, xxh3_64(section.data, section.size)))
         throw Error(ErrorCode::corrupt_data, std::string(kSectionNames[s]) + " checksum mismatch");
-      if (s == 0 || !values_scratch) owned[s] = detach_result(section, scratch);
-      bytes[s] = owned[s].empty() ? section.data : owned[s].data();
+      if (s == 0 || !values_scratch) out.owned[s] = detach_result(section, scratch);
+      out.bytes[s] = out.owned[s].empty() ? section.data : out.owned[s].data();
     }
     p += info.stored_size;
   }
-  ChunkView view;
-  std::uint64_t defined = 0;
-  try {
-    if (header.version == 1 && header.sections[0].unfiltered_size > 0 &&
-        bytes[0][0] == std::uint8_t(SelectionEncoding::rice_offsets))
-      throw Error(ErrorCode::corrupt_data, "encoding tag 6 (rice offsets) in a format version 1 chunk");
-    view.defined = decode_selection(bytes[0], header.sections[0].unfiltered_size, layout.dims, &defined);
-  } catch (const Error& e) {
-    throw Error(ErrorCode::corrupt_data, std::string(kSectionNames[0]) + ": " + e.what());
-  }
+  if (header.version == 1 && header.sections[0].unfiltered_size > 0 &&
+      out.bytes[0][0] == std::uint8_t(SelectionEncoding::rice_offsets))
+    throw Error(ErrorCode::corrupt_data,
+                std::string(kSectionNames[0]) + ": encoding tag 6 (rice offsets) in a format version 1 chunk");
+  return out;
+}
+
+// Section 1 must hold one value per defined element.
+void check_value_count(const ChunkHeader& header, std::uint64_t defined, const ChunkLayout& layout) {
   const std::size_t values_size = header.sections[1].unfiltered_size;
   if (values_size != defined * layout.element_size)
     throw Error(ErrorCode::corrupt_data, "section 1 (values) holds " + std::to_string(values_size) +
                                              " bytes for " + std::to_string(defined) + " defined elements");
-  view.values_size = values_size;
-  view.owned = std::move(owned[1]);  // a moved vector keeps its buffer: bytes[1] stays valid
-  view.values = bytes[1];
+}
+
+template <typename Decode>
+void decode_section0(Decode&& decode) {
+  try {
+    decode();
+  } catch (const Error& e) {
+    throw Error(ErrorCode::corrupt_data, std::string(kSectionNames[0]) + ": " + e.what());
+  }
+}
+
+}  // namespace
+
+ChunkView decode_chunk_view(const std::uint8_t* data, std::size_t size, const ChunkLayout& layout,
+                            std::array<Bytes, 2>* values_scratch) {
+  UnfilteredSections sections = unfilter_sections(data, size, layout, values_scratch);
+  const ChunkHeader& header = sections.header;
+  ChunkView view;
+  std::uint64_t defined = 0;
+  decode_section0([&] {
+    view.defined = decode_selection(sections.bytes[0], header.sections[0].unfiltered_size, layout.dims, &defined);
+  });
+  check_value_count(header, defined, layout);
+  view.values_size = header.sections[1].unfiltered_size;
+  view.owned = std::move(sections.owned[1]);  // a moved vector keeps its buffer: bytes[1] stays valid
+  view.values = sections.bytes[1];
   return view;
+}
+
+ChunkElements decode_chunk_elements(const std::uint8_t* data, std::size_t size, const ChunkLayout& layout) {
+  UnfilteredSections sections = unfilter_sections(data, size, layout, nullptr);
+  const ChunkHeader& header = sections.header;
+  ChunkElements chunk;
+  decode_section0([&] {
+    decode_selection_offsets(sections.bytes[0], header.sections[0].unfiltered_size, layout.dims, chunk.offsets);
+  });
+  check_value_count(header, chunk.offsets.size(), layout);
+  if (!sections.owned[1].empty())
+    chunk.values = std::move(sections.owned[1]);
+  else
+    chunk.values.assign(sections.bytes[1], sections.bytes[1] + header.sections[1].unfiltered_size);
+  return chunk;
 }
 
 StructuredChunk decode_chunk(const std::uint8_t* data, std::size_t size, const ChunkLayout& layout) {

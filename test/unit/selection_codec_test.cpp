@@ -261,3 +261,77 @@ TEST(SelectionCodec, RiceOffsetsMatchTheFormatAndTheBestParameter) {
   EXPECT_LE(rice.size(), 104u);
   EXPECT_LE(rice.size() * 5, encode_selection_as(SelectionEncoding::offsets, points, dims).size() * 4);
 }
+
+namespace {
+
+std::vector<std::uint32_t> offsets_of(const ChunkSelection& s) {
+  std::vector<std::uint32_t> out;
+  for (std::uint64_t i = 0; i < s.element_count(); ++i)
+    if (s.test(i)) out.push_back(std::uint32_t(i));
+  return out;
+}
+
+// A selection of one rectangle, of runs, or of scattered points, at a given density.
+ChunkSelection shaped_selection(const Dims& dims, int shape, double density, unsigned seed) {
+  std::uint64_t n = 1;
+  for (std::uint64_t d : dims) n *= d;
+  if (shape == 0) return random_selection(n, density, seed);
+  ChunkSelection s(n);
+  std::mt19937_64 rng(seed);
+  if (shape == 1) {  // runs
+    for (std::uint64_t i = 0; i < n; i += 1 + rng() % 200) s.set_range(i, std::min<std::uint64_t>(n - i, 1 + rng() % 9));
+    return s;
+  }
+  const std::uint64_t row = dims.back(), rows = n / row;  // a rectangle over the last two dims
+  const std::uint64_t r0 = rng() % rows, c0 = rng() % row;
+  for (std::uint64_t r = r0; r < std::min(rows, r0 + 3); ++r) s.set_range(r * row + c0, std::min(row - c0, std::uint64_t(5)));
+  return s;
+}
+
+}  // namespace
+
+// Coordinate I/O encodes and decodes offset lists: the same bytes and the same elements as the
+// bitmap form, for every encoding the chooser can pick.
+TEST(SelectionCodec, OffsetListsEncodeAndDecodeAsBitmaps) {
+  int checked = 0;
+  for (const Dims& dims : {Dims{64}, Dims{256, 256}, Dims{1024, 1024}, Dims{16, 16, 16}}) {
+    for (int shape : {0, 1, 2}) {
+      for (double density : {0.0, 0.0001, 0.003, 0.05, 0.4, 0.97, 1.0}) {
+        const ChunkSelection s = shaped_selection(dims, shape, density, unsigned(checked));
+        const std::vector<std::uint32_t> offsets = offsets_of(s);
+        const Bytes expected = encode_selection(s, dims);
+        const Bytes got = encode_selection(offsets.data(), offsets.size(), dims);
+        ASSERT_EQ(got, expected) << "shape " << shape << " density " << density << " tag " << int(expected[0]);
+        std::vector<std::uint32_t> decoded{99};
+        decode_selection_offsets(expected.data(), expected.size(), dims, decoded);
+        ASSERT_EQ(decoded, offsets) << "tag " << int(expected[0]);
+        ++checked;
+      }
+    }
+  }
+  for (SelectionEncoding e : {SelectionEncoding::bitmap, SelectionEncoding::offsets, SelectionEncoding::runs,
+                              SelectionEncoding::rice_offsets}) {  // each encoding decodes to offsets
+    const ChunkSelection s = random_selection(5000, 0.1, 3);
+    const Bytes encoded = encode_selection_as(e, s, Dims{50, 100});
+    std::vector<std::uint32_t> decoded;
+    decode_selection_offsets(encoded.data(), encoded.size(), Dims{50, 100}, decoded);
+    EXPECT_EQ(decoded, offsets_of(s)) << int(e);
+  }
+}
+
+TEST(SelectionCodec, OffsetListDecoderRejectsCorruptInput) {
+  const Dims dims{100};
+  std::vector<std::uint32_t> out;
+  const std::vector<Bytes> corrupt = {
+      {},                                                  // no tag
+      {std::uint8_t(SelectionEncoding::offsets), 2, 5},    // truncated
+      {std::uint8_t(SelectionEncoding::offsets), 1, 100},  // outside
+      {std::uint8_t(SelectionEncoding::runs), 1, 90, 20},  // run past the end
+      {std::uint8_t(SelectionEncoding::offsets), 1, 5, 0}, // trailing byte
+      {std::uint8_t(SelectionEncoding::rice_offsets), 1, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+       0xFF, 0xFF, 0xFF, 0xFF, 0xFF},  // a gap past the chunk
+      {42},                                                // unknown tag
+  };
+  for (const Bytes& b : corrupt)
+    EXPECT_THROW(decode_selection_offsets(b.data(), b.size(), dims, out), Error) << testing::PrintToString(b);
+}

@@ -64,6 +64,13 @@ class ChunkSelection {
 /// rank 1-32) lets the block encoding describe rectangles.
 Bytes encode_selection(const ChunkSelection& selection, const std::vector<std::uint64_t>& chunk_dims);
 
+/// encode_selection of the selection of `count` ascending distinct offsets: the same bytes,
+/// with work proportional to the offsets where they are few (one per 64 elements or fewer).
+Bytes encode_selection(const std::uint32_t* offsets, std::size_t count, const std::vector<std::uint64_t>& chunk_dims);
+
+/// The bitmap of `count` ascending distinct offsets below `element_count`.
+ChunkSelection selection_of(const std::uint32_t* offsets, std::size_t count, std::uint64_t element_count);
+
 /// Encodes with a given encoding (for tests and for callers that pin one).
 Bytes encode_selection_as(SelectionEncoding encoding, const ChunkSelection& selection,
                           const std::vector<std::uint64_t>& chunk_dims);
@@ -74,6 +81,12 @@ Bytes encode_selection_as(SelectionEncoding encoding, const ChunkSelection& sele
 /// most tags, so callers need not count the bitmap again).
 ChunkSelection decode_selection(const std::uint8_t* data, std::size_t size,
                                 const std::vector<std::uint64_t>& chunk_dims, std::uint64_t* defined = nullptr);
+
+/// decode_selection into ascending offsets (replacing `offsets`' content), with the same
+/// checks; work proportional to the defined elements for the offsets, runs and Rice encodings.
+/// Chunks of more than 2^32 elements: Error(unsupported).
+void decode_selection_offsets(const std::uint8_t* data, std::size_t size, const std::vector<std::uint64_t>& chunk_dims,
+                              std::vector<std::uint32_t>& offsets);
 
 template <typename F>
 void ChunkSelection::for_each_run(F&& f) const {

@@ -18,6 +18,10 @@ namespace h5sparse {
 StructuredChunk decode_stored_chunk(const std::uint8_t* data, std::size_t size, unsigned filter_mask,
                                     const ChunkLayout& layout);
 
+/// decode_stored_chunk into the chunk's elements (a dense chunk: all defined).
+ChunkElements decode_stored_elements(const std::uint8_t* data, std::size_t size, unsigned filter_mask,
+                                     const ChunkLayout& layout);
+
 /// Buffers one thread reuses from chunk to chunk of a read (a fresh buffer per chunk cost a
 /// zeroing pass and page faults per chunk).
 struct ChunkReadScratch {

@@ -31,6 +31,14 @@ struct StructuredChunk {
   static StructuredChunk empty(const ChunkLayout& layout);
 };
 
+/// The decoded content of one chunk as its defined elements' offsets (linear in the chunk,
+/// ascending) and values: the form of coordinate I/O (engine/coordinates.hpp), whose chunks
+/// hold few elements of many. Its size follows the elements, a bitmap's the chunk.
+struct ChunkElements {
+  std::vector<std::uint32_t> offsets;
+  Bytes values;  ///< offsets.size() * element_size bytes
+};
+
 /// The RFC's "Filtered Structured Chunk Metadata" of one stored chunk.
 struct SectionInfo {
   std::uint32_t stored_size;
@@ -53,6 +61,8 @@ struct ChunkHeader {
 
 /// Serializes a chunk: selection and values through their pipelines, checksums, header.
 Bytes encode_chunk(const StructuredChunk& chunk, const ChunkLayout& layout);
+/// The same bytes from the chunk's elements.
+Bytes encode_chunk(const ChunkElements& chunk, const ChunkLayout& layout);
 
 /// Where encode_chunk_in_place expects the values: this many bytes into its buffer.
 std::size_t values_offset_in_place(const ChunkLayout& layout);
@@ -80,6 +90,9 @@ ChunkHeader read_chunk_header(const std::uint8_t* data, std::size_t size, const 
 /// Fully decodes and verifies a chunk (header, both pipelines, both checksums, selection,
 /// value count).
 StructuredChunk decode_chunk(const std::uint8_t* data, std::size_t size, const ChunkLayout& layout);
+
+/// decode_chunk into the chunk's elements, with the same checks.
+ChunkElements decode_chunk_elements(const std::uint8_t* data, std::size_t size, const ChunkLayout& layout);
 
 /// A decoded chunk whose values may still lie in the stored bytes it was decoded from.
 struct ChunkView {

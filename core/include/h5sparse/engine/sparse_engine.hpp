@@ -16,6 +16,7 @@
 #include "h5sparse/chunk_threads.hpp"
 #include "h5sparse/decoded_chunk_cache.hpp"
 #include "h5sparse/engine/chunk_store.hpp"
+#include "h5sparse/engine/coordinates.hpp"
 #include "h5sparse/sparse_layout.hpp"
 
 namespace h5sparse {
@@ -79,6 +80,20 @@ class SparseEngine {
   /// The defined elements among `pieces`, as linear offsets in the extent, ascending, unique.
   std::vector<std::uint64_t> defined(ChunkStore& store, const ChunkGrid& grid,
                                      const std::vector<ChunkPiece>& pieces) const;
+  /// Coordinate I/O (coordinates.hpp). `coords` holds n x rank coordinates, row-major, each
+  /// inside the extent (else Error(invalid_argument) naming the first outside it, and nothing
+  /// changes). Writes define the elements with `values` (n in the element type; a coordinate
+  /// given twice takes its last value; with fill-is-undefined, fill values erase).
+  void write_coordinates(ChunkStore& store, const ChunkGrid& grid, const std::uint64_t* coords, std::size_t n,
+                         const std::uint8_t* values) const;
+  void erase_coordinates(ChunkStore& store, const ChunkGrid& grid, const std::uint64_t* coords, std::size_t n) const;
+  /// Visits the defined elements of `scan.region` in batches of whole chunks in row-major order
+  /// of their coordinates: a batch holds whole bands of chunks (chunks sharing their range of
+  /// dimension 0), so the batches together are in row-major order too, except where one band
+  /// holds more than max_bytes: it is cut into runs of whole chunks, each in row-major order.
+  void scan_coordinates(ChunkStore& store, const ChunkGrid& grid, const CoordinateScan& scan,
+                        const CoordinateSink& sink) const;
+
   /// Decodes each chunk of `pieces`, throwing the first failure naming its chunk (a failed
   /// read elsewhere cannot say which chunk it was).
   void check_chunks(ChunkStore& store, const ChunkGrid& grid, const std::vector<ChunkPiece>& pieces) const;

@@ -1,0 +1,41 @@
+// Coordinate I/O: a sparse dataset's elements in and out as coordinates and values, the form
+// sparse users hold them in (scipy.sparse, pydata sparse, TileDB). The engine's operations
+// (SparseEngine::write_coordinates, erase_coordinates, scan_coordinates) work chunk by chunk on
+// the chunks' elements (ChunkElements: offsets and values), so their cost follows the elements
+// and chunks touched, never the extent or the chunk size.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "h5sparse/engine/chunk_store.hpp"
+
+namespace h5sparse {
+
+/// Elements [start[d], start[d] + count[d]) in each dimension d.
+struct Box {
+  Coords start, count;
+};
+
+/// The defined elements a scan visits: those inside any of `region`'s boxes (a dataset's whole
+/// extent is one box), with their values or not, in batches of about `max_bytes`.
+struct CoordinateScan {
+  std::vector<Box> region;
+  bool values = true;
+  std::size_t max_bytes = std::size_t(64) << 20;
+};
+
+/// One batch of a scan: `count` elements, their coordinates (count x rank, row-major) and,
+/// when asked, their values in the dataset's element type. Valid only during the call.
+struct CoordinateBatch {
+  std::size_t count = 0;
+  const std::uint64_t* coords = nullptr;
+  const std::uint8_t* values = nullptr;
+};
+
+/// Receives the batches of a scan; returns false to stop it.
+using CoordinateSink = std::function<bool(const CoordinateBatch&)>;
+
+}  // namespace h5sparse

@@ -1,0 +1,266 @@
+// Coordinate reads (SparseEngine::scan_coordinates): the stored chunks meeting the region,
+// listed from the chunk index (never the grid: a 2^31 x 2^31 dataset has 2^42 chunk places),
+// in row-major order of their origins and taken band by band (chunks sharing their range of
+// dimension 0). A band's chunks are read on the calling thread, decoded into their elements
+// and cut to the region on the workers, then merged into row-major order: a min-heap of the
+// chunks keyed by the position of their next line (a run of elements along the last
+// dimension), so the work is per element and per line, never per empty line.
+#include <algorithm>
+#include <cstring>
+#include <functional>
+#include <queue>
+#include <string>
+
+#include "h5sparse/engine/sparse_engine.hpp"
+#include "h5sparse/error.hpp"
+#include "h5sparse/stored_chunk_read.hpp"
+
+namespace h5sparse {
+namespace {
+
+struct ListedChunk {
+  Coords origin;
+  std::uint64_t size;
+};
+
+// A chunk's elements inside the region, and the boxes that cut them.
+struct ChunkPart {
+  const ListedChunk* chunk = nullptr;
+  StoredChunk stored;
+  ChunkElements elements;
+};
+
+bool intersects(const Box& box, const Coords& origin, const Coords& chunk_dims) {
+  for (std::size_t d = 0; d < origin.size(); ++d)
+    if (box.count[d] == 0 || box.start[d] >= origin[d] + chunk_dims[d] || origin[d] >= box.start[d] + box.count[d])
+      return false;
+  return true;
+}
+
+// The part of `box` in a chunk at `origin`, as [lo, hi) in chunk coordinates.
+struct LocalBox {
+  Coords lo, hi;
+};
+
+LocalBox local_box(const Box& box, const Coords& origin, const Coords& chunk_dims) {
+  LocalBox b{Coords(origin.size()), Coords(origin.size())};
+  for (std::size_t d = 0; d < origin.size(); ++d) {
+    b.lo[d] = box.start[d] > origin[d] ? box.start[d] - origin[d] : 0;
+    b.hi[d] = std::min(chunk_dims[d], box.start[d] + box.count[d] - origin[d]);
+  }
+  return b;
+}
+
+// Keeps the elements of `part` inside any of `boxes` (local to the chunk).
+void cut_to(ChunkElements& e, const std::vector<LocalBox>& boxes, const Coords& chunk_dims, std::size_t es) {
+  const std::size_t rank = chunk_dims.size();
+  const std::uint64_t row = chunk_dims[rank - 1];
+  std::size_t keep = 0;
+  std::uint64_t line = UINT64_MAX;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> columns;  // of the boxes holding the line
+  Coords at(rank);
+  for (std::size_t i = 0; i < e.offsets.size(); ++i) {
+    if (e.offsets[i] / row != line) {
+      line = e.offsets[i] / row;
+      for (std::size_t d = rank - 1, rest = line; d-- > 0; rest /= chunk_dims[d]) at[d] = rest % chunk_dims[d];
+      columns.clear();
+      for (const LocalBox& b : boxes) {
+        bool inside = true;
+        for (std::size_t d = 0; d + 1 < rank && inside; ++d) inside = at[d] >= b.lo[d] && at[d] < b.hi[d];
+        if (inside) columns.emplace_back(b.lo[rank - 1], b.hi[rank - 1]);
+      }
+    }
+    const std::uint64_t column = e.offsets[i] % row;
+    bool inside = false;
+    for (const auto& [lo, hi] : columns) inside = inside || (column >= lo && column < hi);
+    if (!inside) continue;
+    e.offsets[keep] = e.offsets[i];
+    if (es && keep != i) std::memcpy(&e.values[keep * es], &e.values[i * es], es);
+    ++keep;
+  }
+  e.offsets.resize(keep);
+  e.values.resize(keep * es);
+}
+
+class Scan {
+ public:
+  Scan(const SparseEngine& engine, ChunkStore& store, const ChunkGrid& grid, const CoordinateScan& scan,
+       const CoordinateSink& sink)
+      : engine_(engine), layout_(engine.params().layout), store_(store), grid_(grid), scan_(scan), sink_(sink),
+        rank_(grid.rank()), es_(scan.values ? layout_.element_size : 0) {
+    check_band_positions();
+  }
+
+  void run() {
+    list();
+    for (std::size_t band = 0; band < listed_.size();) {
+      std::size_t end = band;
+      while (end < listed_.size() && listed_[end].origin[0] == listed_[band].origin[0]) ++end;
+      for (std::size_t first = band; first < end;) {
+        const std::size_t last = group_end(first, end);
+        if (!read_group(first, last)) return;
+        first = last;
+      }
+      band = end;
+    }
+    if (!coords_.empty()) emit();
+  }
+
+ private:
+  // Positions inside a band, (line position in the band) x (extent of the last dimensions),
+  // must be 64-bit numbers: the heap's keys.
+  void check_band_positions() const {
+    long double span = double(grid_.chunk_dims()[0]);
+    for (std::size_t d = 1; d < rank_; ++d) span *= (long double)(grid_.dataset_dims()[d]);
+    H5SPARSE_FAIL_IF(span >= 18446744073709551615.0L, ErrorCode::unsupported,
+                     "coordinate reads need (chunk rows) x (extent of the other dimensions) below 2^64");
+  }
+
+  void list() {
+    store_.list([&](const Coords& origin, std::uint64_t size) {
+      for (const Box& box : scan_.region)
+        if (intersects(box, origin, grid_.chunk_dims())) {
+          listed_.push_back(ListedChunk{origin, size});
+          return;
+        }
+    });
+    std::sort(listed_.begin(), listed_.end(),
+              [](const ListedChunk& a, const ListedChunk& b) { return a.origin < b.origin; });
+  }
+
+  // The end of a group of whole chunks from `first` whose stored bytes stay within half the
+  // batch budget (at least one chunk).
+  std::size_t group_end(std::size_t first, std::size_t end) const {
+    std::uint64_t bytes = listed_[first].size;
+    std::size_t last = first + 1;
+    while (last < end && bytes + listed_[last].size <= scan_.max_bytes / 2) bytes += listed_[last++].size;
+    return last;
+  }
+
+  // Reads, decodes and merges chunks [first, last); false when the sink stopped the scan.
+  bool read_group(std::size_t first, std::size_t last) {
+    parts_.resize(last - first);
+    std::uint64_t bytes = 0;
+    for (std::size_t i = first; i < last; ++i) {
+      parts_[i - first].chunk = &listed_[i];
+      store_.read_sized(listed_[i].origin, listed_[i].size, parts_[i - first].stored);
+      bytes += listed_[i].size;
+    }
+    const int threads = chunk_threads_for(last - first, bytes);
+    const auto failed = parallel_for(parts_.size(), threads, [&](std::size_t i, int) { decode(parts_[i]); }, [] {},
+                                     nullptr);
+    if (failed) engine_.rethrow_naming_chunk(store_, *failed, parts_[failed->index].chunk->origin);
+    merge_rows();
+    if (coords_.size() * 8 + values_.size() >= scan_.max_bytes) return emit();
+    return true;
+  }
+
+  void decode(ChunkPart& part) const {
+    part.elements = decode_stored_elements(part.stored.bytes.data(), part.stored.bytes.size(), part.stored.filter_mask,
+                                           layout_);
+    part.stored.bytes = RawBytes();
+    const Coords& origin = part.chunk->origin;
+    std::vector<LocalBox> boxes;
+    bool whole = false;
+    for (const Box& box : scan_.region) {
+      if (!intersects(box, origin, grid_.chunk_dims())) continue;
+      boxes.push_back(local_box(box, origin, grid_.chunk_dims()));
+      whole = whole || covers_chunk(boxes.back(), origin);
+    }
+    if (!whole) cut_to(part.elements, boxes, grid_.chunk_dims(), layout_.element_size);
+    if (!scan_.values) part.elements.values = Bytes();
+  }
+
+  // True when the box holds every element of the chunk inside the extent.
+  bool covers_chunk(const LocalBox& b, const Coords& origin) const {
+    for (std::size_t d = 0; d < rank_; ++d) {
+      const std::uint64_t inside = std::min(grid_.chunk_dims()[d], grid_.dataset_dims()[d] - origin[d]);
+      if (b.lo[d] != 0 || b.hi[d] < inside) return false;
+    }
+    return true;
+  }
+
+  // The position in the band of line `line` of a chunk at `origin`: its first element's
+  // row-major number among the band's elements, counted from the band's first row.
+  std::uint64_t line_key(const Coords& origin, std::uint64_t line) const {
+    const Coords& chunk = grid_.chunk_dims();
+    Coords at(rank_);
+    for (std::size_t d = rank_ - 1; d-- > 0; line /= chunk[d]) at[d] = line % chunk[d];
+    std::uint64_t key = at[0];
+    for (std::size_t d = 1; d < rank_; ++d)
+      key = key * grid_.dataset_dims()[d] + origin[d] + (d + 1 < rank_ ? at[d] : 0);
+    return key;
+  }
+
+  // Appends the group's elements in row-major order.
+  void merge_rows() {
+    const std::uint64_t row = grid_.chunk_dims()[rank_ - 1];
+    using Entry = std::pair<std::uint64_t, std::size_t>;  // (line key, part)
+    std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> heap;
+    std::vector<std::size_t> cursor(parts_.size(), 0);
+    for (std::size_t p = 0; p < parts_.size(); ++p)
+      if (!parts_[p].elements.offsets.empty())
+        heap.emplace(line_key(parts_[p].chunk->origin, parts_[p].elements.offsets[0] / row), p);
+    Coords at(rank_);
+    while (!heap.empty()) {
+      const std::size_t p = heap.top().second;
+      heap.pop();
+      const ChunkElements& e = parts_[p].elements;
+      const Coords& origin = parts_[p].chunk->origin;
+      std::size_t i = cursor[p];
+      const std::uint64_t line = e.offsets[i] / row;
+      for (std::size_t d = rank_ - 1, rest = line; d-- > 0; rest /= grid_.chunk_dims()[d])
+        at[d] = origin[d] + rest % grid_.chunk_dims()[d];
+      const std::size_t begin = i;
+      for (; i < e.offsets.size() && e.offsets[i] / row == line; ++i) {
+        at[rank_ - 1] = origin[rank_ - 1] + e.offsets[i] % row;
+        coords_.insert(coords_.end(), at.begin(), at.end());
+      }
+      if (es_) values_.insert(values_.end(), &e.values[begin * es_], &e.values[0] + i * es_);
+      cursor[p] = i;
+      if (i < e.offsets.size()) heap.emplace(line_key(origin, e.offsets[i] / row), p);
+    }
+  }
+
+  bool emit() {
+    CoordinateBatch batch;
+    batch.count = coords_.size() / rank_;
+    batch.coords = coords_.data();
+    batch.values = es_ ? values_.data() : nullptr;
+    const bool go_on = sink_(batch);
+    coords_.clear();
+    values_.clear();
+    return go_on;
+  }
+
+  const SparseEngine& engine_;
+  const ChunkLayout& layout_;
+  ChunkStore& store_;
+  const ChunkGrid& grid_;
+  const CoordinateScan& scan_;
+  const CoordinateSink& sink_;
+  const std::size_t rank_;
+  const std::size_t es_;  // 0: no values
+  std::vector<ListedChunk> listed_;
+  std::vector<ChunkPart> parts_;
+  std::vector<std::uint64_t> coords_;
+  Bytes values_;
+};
+
+}  // namespace
+
+void SparseEngine::scan_coordinates(ChunkStore& store, const ChunkGrid& grid, const CoordinateScan& scan,
+                                    const CoordinateSink& sink) const {
+  for (const Box& box : scan.region) {
+    H5SPARSE_FAIL_IF(box.start.size() != grid.rank() || box.count.size() != grid.rank(), ErrorCode::invalid_argument,
+                     "region box of the wrong rank");
+    for (std::size_t d = 0; d < grid.rank(); ++d)
+      H5SPARSE_FAIL_IF(box.start[d] > grid.dataset_dims()[d] || box.count[d] > grid.dataset_dims()[d] - box.start[d],
+                       ErrorCode::invalid_argument,
+                       "region " + coords_text(box.start) + " + " + coords_text(box.count) +
+                           " is outside the extent " + coords_text(grid.dataset_dims()));
+  }
+  Scan(*this, store, grid, scan, sink).run();
+}
+
+}  // namespace h5sparse

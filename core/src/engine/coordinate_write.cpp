@@ -1,0 +1,205 @@
+// Coordinate writes and erases (SparseEngine::write_coordinates, erase_coordinates): the points
+// grouped by chunk (points_by_chunk.hpp), then each touched chunk read, updated as a list of
+// elements (offsets and values: no bitmap of the chunk) and stored again. Chunks go in batches:
+// the calling thread reads a batch's stored chunks and stores the previous batch while the
+// workers update this one (HDF5 calls stay on the calling thread).
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <exception>
+#include <optional>
+#include <utility>
+
+#include "h5sparse/engine/sparse_engine.hpp"
+#include "h5sparse/error.hpp"
+#include "h5sparse/stored_chunk_read.hpp"
+#include "points_by_chunk.hpp"
+
+namespace h5sparse {
+namespace {
+
+using detail::ChunkPoint;
+using detail::PointsByChunk;
+
+constexpr std::size_t kBatchChunks = 64;
+
+// The elements of `base` and `written` (offsets ascending in both), written's values where
+// both have an element.
+ChunkElements merged(const ChunkElements& base, const ChunkElements& written, std::size_t es) {
+  ChunkElements out;
+  out.offsets.reserve(base.offsets.size() + written.offsets.size());
+  out.values.resize((base.offsets.size() + written.offsets.size()) * es);
+  std::size_t i = 0, j = 0, k = 0;
+  const auto take = [&](const ChunkElements& from, std::size_t at) {
+    out.offsets.push_back(from.offsets[at]);
+    std::memcpy(&out.values[k++ * es], &from.values[at * es], es);
+  };
+  while (i < base.offsets.size() || j < written.offsets.size()) {
+    if (j == written.offsets.size() || (i < base.offsets.size() && base.offsets[i] < written.offsets[j])) {
+      take(base, i++);
+    } else {
+      if (i < base.offsets.size() && base.offsets[i] == written.offsets[j]) ++i;
+      take(written, j++);
+    }
+  }
+  out.values.resize(k * es);
+  return out;
+}
+
+// Removes the elements at `offsets` (ascending) from `chunk`; returns how many it held.
+std::size_t remove(ChunkElements& chunk, const std::vector<std::uint32_t>& offsets, std::size_t es) {
+  std::size_t keep = 0, j = 0;
+  for (std::size_t i = 0; i < chunk.offsets.size(); ++i) {
+    while (j < offsets.size() && offsets[j] < chunk.offsets[i]) ++j;
+    if (j < offsets.size() && offsets[j] == chunk.offsets[i]) continue;
+    chunk.offsets[keep] = chunk.offsets[i];
+    if (keep != i) std::memcpy(&chunk.values[keep * es], &chunk.values[i * es], es);
+    ++keep;
+  }
+  const std::size_t removed = chunk.offsets.size() - keep;
+  chunk.offsets.resize(keep);
+  chunk.values.resize(keep * es);
+  return removed;
+}
+
+// One touched chunk: its points, what was stored, and what to store.
+struct ChunkUpdate {
+  std::size_t group = 0;  // its group of points
+  StoredChunk stored;
+  bool had_stored = false;
+  Bytes result;
+  bool store = false;
+  std::exception_ptr failure;
+};
+
+class CoordinateUpdate {
+ public:
+  CoordinateUpdate(const SparseEngine& engine, ChunkStore& store, const ChunkGrid& grid, PointsByChunk points,
+                   const std::uint8_t* values)
+      : engine_(engine), params_(engine.params()), store_(store), grid_(grid), points_(std::move(points)),
+        values_(values), es_(params_.layout.element_size) {
+    fill_ = params_.fill.empty() ? Bytes(es_, 0) : params_.fill;
+    threads_ = chunk_threads_for(groups(), points_.points.size() * (es_ + 8));
+  }
+
+  void run() {
+    std::array<std::vector<ChunkUpdate>, 2> batches;
+    std::vector<ChunkUpdate>* current = &batches[0];
+    std::vector<ChunkUpdate>* previous = nullptr;  // updated, not yet stored
+    std::optional<IndexedFailure> previous_failed;
+    for (std::size_t next = 0; next < groups();) {
+      next = form(*current, next);
+      std::exception_ptr store_error;
+      std::optional<IndexedFailure> failed = parallel_for(
+          current->size(), threads_, [&](std::size_t i, int) { update((*current)[i]); },
+          [&] { if (previous) store(*previous, previous_failed); }, &store_error);
+      if (store_error) std::rethrow_exception(store_error);
+      previous = current;
+      previous_failed = failed;
+      current = current == &batches[0] ? &batches[1] : &batches[0];
+    }
+    if (previous) store(*previous, previous_failed);
+  }
+
+ private:
+  std::size_t groups() const { return points_.starts.size() - 1; }
+  Coords origin_of(const ChunkUpdate& u) const {
+    return grid_.chunk_origin(points_.points[points_.starts[u.group]].chunk);
+  }
+
+  // The next batch of chunks from group `first` on, their stored chunks read; returns the
+  // group after the batch.
+  std::size_t form(std::vector<ChunkUpdate>& batch, std::size_t first) {
+    const std::size_t count = std::min(kBatchChunks, groups() - first);
+    batch.resize(count);
+    for (std::size_t b = 0; b < count; ++b) {
+      ChunkUpdate& u = batch[b];
+      u.group = first + b;
+      u.result.clear();
+      u.store = false;
+      u.failure = nullptr;
+      u.had_stored = store_.read(origin_of(u), u.stored);
+    }
+    return first + count;
+  }
+
+  // The chunk's new elements and stored form (core work only: runs on any thread).
+  void update(ChunkUpdate& u) const {
+    try {
+      ChunkElements chunk = u.had_stored ? decode_stored_elements(u.stored.bytes.data(), u.stored.bytes.size(),
+                                                                  u.stored.filter_mask, params_.layout)
+                                         : ChunkElements{};
+      if (!apply(chunk, u.group)) return;  // nothing changes
+      u.result = encode_chunk(chunk, params_.layout);
+      u.store = true;
+    } catch (...) {
+      u.failure = std::current_exception();
+    }
+  }
+
+  // Applies the chunk's points; false when the chunk stays as it was.
+  bool apply(ChunkElements& chunk, std::size_t group) const {
+    const ChunkPoint* first = &points_.points[points_.starts[group]];
+    const ChunkPoint* last = &points_.points[points_.starts[group + 1]];
+    ChunkElements written;
+    std::vector<std::uint32_t> erased;
+    for (const ChunkPoint* p = first; p != last; ++p) {
+      if (p + 1 != last && p[1].offset == p->offset) continue;  // a later point of the element wins
+      if (values_ == nullptr) {
+        erased.push_back(p->offset);
+        continue;
+      }
+      const std::uint8_t* value = values_ + p->index * es_;
+      if (params_.fill_is_undefined() && std::memcmp(value, fill_.data(), es_) == 0) {
+        erased.push_back(p->offset);
+        continue;
+      }
+      written.offsets.push_back(p->offset);
+      written.values.insert(written.values.end(), value, value + es_);
+    }
+    const bool removed = !erased.empty() && remove(chunk, erased, es_) > 0;
+    if (written.offsets.empty()) return removed;
+    chunk = chunk.offsets.empty() ? std::move(written) : merged(chunk, written, es_);
+    return true;
+  }
+
+  // Stores a batch in chunk order up to the first failure, as a serial loop would.
+  void store(const std::vector<ChunkUpdate>& batch, const std::optional<IndexedFailure>& failed) const {
+    const std::size_t stop = failed ? failed->index : batch.size();
+    for (std::size_t b = 0; b < stop; ++b) {
+      const ChunkUpdate& u = batch[b];
+      if (u.failure) engine_.rethrow_naming_chunk(store_, IndexedFailure{b, u.failure}, origin_of(u));
+      if (u.store) engine_.write_stored(store_, origin_of(u), u.result, u.had_stored ? u.stored.bytes.size() : 0);
+    }
+    if (failed) engine_.rethrow_naming_chunk(store_, *failed, origin_of(batch[stop]));
+  }
+
+  const SparseEngine& engine_;
+  const SparseParams& params_;
+  ChunkStore& store_;
+  const ChunkGrid& grid_;
+  const PointsByChunk points_;
+  const std::uint8_t* values_;  // null: an erase
+  std::size_t es_;
+  Bytes fill_;
+  int threads_ = 1;
+};
+
+}  // namespace
+
+void SparseEngine::write_coordinates(ChunkStore& store, const ChunkGrid& grid, const std::uint64_t* coords,
+                                     std::size_t n, const std::uint8_t* values) const {
+  H5SPARSE_FAIL_IF(n > 0 && values == nullptr, ErrorCode::invalid_argument, "no values to write");
+  PointsByChunk points = detail::group_points(grid, coords, n);
+  const SparseChange change;
+  CoordinateUpdate(*this, store, grid, std::move(points), values).run();
+}
+
+void SparseEngine::erase_coordinates(ChunkStore& store, const ChunkGrid& grid, const std::uint64_t* coords,
+                                     std::size_t n) const {
+  PointsByChunk points = detail::group_points(grid, coords, n);
+  const SparseChange change;
+  CoordinateUpdate(*this, store, grid, std::move(points), nullptr).run();
+}
+
+}  // namespace h5sparse

@@ -1,0 +1,30 @@
+// The points of a coordinate write or erase grouped by chunk (engine/coordinate_write.cpp).
+// Private to core.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "h5sparse/chunk_grid.hpp"
+
+namespace h5sparse::detail {
+
+struct ChunkPoint {
+  std::uint64_t chunk;   ///< linear index of its chunk in the grid
+  std::uint64_t index;   ///< its position in the caller's arrays
+  std::uint32_t offset;  ///< linear in its chunk
+};
+
+/// Points sorted by chunk, then by offset in the chunk, a coordinate given twice in the
+/// caller's order (so the last one is the last of its run).
+struct PointsByChunk {
+  std::vector<ChunkPoint> points;
+  std::vector<std::size_t> starts;  ///< each chunk's first point, then points.size()
+};
+
+/// Checks every coordinate against the extent (Error(invalid_argument) naming the first point
+/// outside it) and groups the points.
+PointsByChunk group_points(const ChunkGrid& grid, const std::uint64_t* coords, std::size_t n);
+
+}  // namespace h5sparse::detail

@@ -1,0 +1,302 @@
+// Coordinate I/O of the sparse engine over an in-memory chunk store, against a model (a map
+// from coordinates to values): random writes (repeated coordinates, any order), erases and
+// region scans at ranks 1 to 4 with edge chunks, row-major order and batching of scans, the
+// fill-is-undefined option, agreement with the engine's dense reads, a 2^31 x 2^31 extent, and
+// bad input (outside the extent, corrupt chunks, a failing store).
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <map>
+#include <random>
+
+#include "h5sparse/engine/sparse_engine.hpp"
+#include "h5sparse/error.hpp"
+#include "memory_chunk_store.hpp"
+
+using namespace h5sparse;
+
+namespace {
+
+using Value = std::uint32_t;
+constexpr Value kFill = 7;
+using Model = std::map<Coords, Value>;  // the defined elements, in row-major order
+
+SparseParams params_for(const Coords& chunk_dims, bool fill_is_undefined = false) {
+  SparseParams p;
+  p.options = fill_is_undefined ? unsigned(kOptionFillIsUndefined) : 0u;
+  p.layout.dims = chunk_dims;
+  p.layout.element_size = sizeof(Value);
+  p.fill.resize(sizeof(Value));
+  std::memcpy(p.fill.data(), &kFill, sizeof(Value));
+  return p;
+}
+
+struct Points {
+  std::vector<std::uint64_t> coords;
+  std::vector<Value> values;
+  std::size_t size() const { return values.size(); }
+};
+
+Points random_points(const Coords& dims, std::size_t n, std::mt19937_64& rng) {
+  Points p;
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::uint64_t d : dims) p.coords.push_back(rng() % d);
+    p.values.push_back(Value(rng() % 5 == 0 ? kFill : rng() % 1000));
+  }
+  if (n > 2) {  // a repeated coordinate: the last value wins
+    for (std::size_t d = 0; d < dims.size(); ++d) p.coords[(n - 1) * dims.size() + d] = p.coords[d];
+  }
+  return p;
+}
+
+Box whole(const Coords& dims) { return Box{Coords(dims.size(), 0), dims}; }
+
+Box random_box(const Coords& dims, std::mt19937_64& rng) {
+  Box b{Coords(dims.size()), Coords(dims.size())};
+  for (std::size_t d = 0; d < dims.size(); ++d) {
+    b.start[d] = rng() % dims[d];
+    b.count[d] = rng() % (dims[d] - b.start[d] + 1);
+  }
+  return b;
+}
+
+bool inside(const Coords& c, const std::vector<Box>& region) {
+  for (const Box& b : region) {
+    bool in = true;
+    for (std::size_t d = 0; d < c.size(); ++d) in = in && c[d] >= b.start[d] && c[d] < b.start[d] + b.count[d];
+    if (in) return true;
+  }
+  return false;
+}
+
+struct Scanned {
+  std::vector<Coords> coords;
+  std::vector<Value> values;
+  std::vector<std::size_t> batch_sizes;
+};
+
+Scanned scan(const SparseEngine& engine, MemoryChunkStore& store, const ChunkGrid& grid, std::vector<Box> region,
+             std::size_t max_bytes = std::size_t(64) << 20) {
+  Scanned out;
+  CoordinateScan s;
+  s.region = std::move(region);
+  s.max_bytes = max_bytes;
+  const std::size_t rank = grid.rank();
+  engine.scan_coordinates(store, grid, s, [&](const CoordinateBatch& b) {
+    out.batch_sizes.push_back(b.count);
+    for (std::size_t i = 0; i < b.count; ++i) {
+      out.coords.emplace_back(b.coords + i * rank, b.coords + (i + 1) * rank);
+      Value v;
+      std::memcpy(&v, b.values + i * sizeof(Value), sizeof(Value));
+      out.values.push_back(v);
+    }
+    return true;
+  });
+  return out;
+}
+
+void expect_scan_matches(const SparseEngine& engine, MemoryChunkStore& store, const ChunkGrid& grid,
+                         const Model& model, const std::vector<Box>& region, const std::string& when) {
+  const Scanned got = scan(engine, store, grid, region);
+  std::size_t k = 0;
+  for (const auto& [c, v] : model) {
+    if (!inside(c, region)) continue;
+    ASSERT_LT(k, got.coords.size()) << when << ": missing " << coords_text(c);
+    ASSERT_EQ(got.coords[k], c) << when << ", element " << k;  // also row-major order
+    ASSERT_EQ(got.values[k], v) << when << " at " << coords_text(c);
+    ++k;
+  }
+  ASSERT_EQ(k, got.coords.size()) << when << ": extra elements";
+}
+
+void apply(Model& model, const Points& p, std::size_t rank, bool fill_is_undefined, bool erase) {
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    const Coords c(p.coords.begin() + std::ptrdiff_t(i * rank), p.coords.begin() + std::ptrdiff_t((i + 1) * rank));
+    if (erase || (fill_is_undefined && p.values[i] == kFill))
+      model.erase(c);
+    else
+      model[c] = p.values[i];
+  }
+}
+
+const std::uint8_t* bytes_of(const std::vector<Value>& v) { return reinterpret_cast<const std::uint8_t*>(v.data()); }
+
+}  // namespace
+
+TEST(Coordinates, RandomSequencesMatchTheModel) {
+  const std::vector<std::pair<Coords, Coords>> shapes = {
+      {{100}, {16}}, {{37, 50}, {8, 16}}, {{64, 64}, {64, 64}}, {{9, 10, 11}, {4, 3, 5}}, {{6, 5, 4, 7}, {2, 3, 4, 2}}};
+  for (bool fill_is_undefined : {false, true}) {
+    for (const auto& [dims, chunk] : shapes) {
+      std::mt19937_64 rng(dims.size() * 31 + fill_is_undefined);
+      const SparseEngine engine(params_for(chunk, fill_is_undefined), 0);
+      const ChunkGrid grid(dims, chunk);
+      MemoryChunkStore store;
+      Model model;
+      for (int step = 0; step < 40; ++step) {
+        const std::string when = "rank " + std::to_string(dims.size()) + " step " + std::to_string(step);
+        const Points p = random_points(dims, 1 + rng() % 60, rng);
+        const bool erase = rng() % 4 == 0;
+        if (erase)
+          engine.erase_coordinates(store, grid, p.coords.data(), p.size());
+        else
+          engine.write_coordinates(store, grid, p.coords.data(), p.size(), bytes_of(p.values));
+        apply(model, p, dims.size(), fill_is_undefined, erase);
+        expect_scan_matches(engine, store, grid, model, {whole(dims)}, when);
+        expect_scan_matches(engine, store, grid, model, {random_box(dims, rng)}, when + " (box)");
+        expect_scan_matches(engine, store, grid, model, {random_box(dims, rng), random_box(dims, rng)}, when + " (2 boxes)");
+      }
+    }
+  }
+}
+
+// What coordinate writes store, the dense read path reads (and the other way round).
+TEST(Coordinates, AgreeWithDenseReadsAndPieceWrites) {
+  const Coords dims{40, 33}, chunk{16, 16};
+  const SparseEngine engine(params_for(chunk), 0);
+  const ChunkGrid grid(dims, chunk);
+  MemoryChunkStore store;
+  std::mt19937_64 rng(5);
+  Model model;
+  const Points p = random_points(dims, 300, rng);
+  engine.write_coordinates(store, grid, p.coords.data(), p.size(), bytes_of(p.values));
+  apply(model, p, 2, false, false);
+  std::vector<ChunkPiece> pieces;
+  grid.split(0, 40 * 33, 0, pieces);
+  group_by_chunk(pieces);
+  std::vector<Value> dense(40 * 33, 0);
+  engine.read(store, ChunkRequest{grid, pieces, false, 40 * 33},
+              ReadTarget{reinterpret_cast<std::uint8_t*>(dense.data()), engine.params().fill.data(), false, true});
+  for (std::uint64_t r = 0; r < 40; ++r)
+    for (std::uint64_t c = 0; c < 33; ++c) {
+      const auto it = model.find(Coords{r, c});
+      ASSERT_EQ(dense[r * 33 + c], it == model.end() ? kFill : it->second) << r << ", " << c;
+    }
+  // A piece write over the same store, then a coordinate scan.
+  std::vector<ChunkPiece> row;
+  grid.split(5 * 33, 33, 0, row);
+  group_by_chunk(row);
+  std::vector<Value> values(33);
+  for (std::size_t i = 0; i < 33; ++i) values[i] = Value(5000 + i);
+  engine.write(store, grid, row, bytes_of(values));
+  for (std::uint64_t c = 0; c < 33; ++c) model[Coords{5, c}] = Value(5000 + c);
+  expect_scan_matches(engine, store, grid, model, {whole(dims)}, "after a piece write");
+}
+
+TEST(Coordinates, ScansComeInBatchesOfWholeBands) {
+  const Coords dims{64, 64}, chunk{8, 8};
+  const SparseEngine engine(params_for(chunk), 0);
+  const ChunkGrid grid(dims, chunk);
+  MemoryChunkStore store;
+  std::mt19937_64 rng(9);
+  Model model;
+  const Points p = random_points(dims, 2000, rng);
+  engine.write_coordinates(store, grid, p.coords.data(), p.size(), bytes_of(p.values));
+  apply(model, p, 2, false, false);
+  const Scanned small = scan(engine, store, grid, {whole(dims)}, 1);  // one group of chunks per batch
+  EXPECT_GT(small.batch_sizes.size(), 8u);
+  const Scanned big = scan(engine, store, grid, {whole(dims)});
+  EXPECT_EQ(big.batch_sizes.size(), 1u);
+  EXPECT_EQ(big.coords.size(), model.size());
+  std::size_t total = 0;
+  for (std::size_t s : small.batch_sizes) total += s;
+  EXPECT_EQ(total, model.size());
+  // Without values: the same coordinates.
+  CoordinateScan no_values;
+  no_values.region = {whole(dims)};
+  no_values.values = false;
+  std::size_t seen = 0;
+  engine.scan_coordinates(store, grid, no_values, [&](const CoordinateBatch& b) {
+    EXPECT_EQ(b.values, nullptr);
+    seen += b.count;
+    return true;
+  });
+  EXPECT_EQ(seen, model.size());
+  // A sink that stops.
+  int calls = 0;
+  CoordinateScan stop;
+  stop.region = {whole(dims)};
+  stop.max_bytes = 1;
+  engine.scan_coordinates(store, grid, stop, [&](const CoordinateBatch&) { return ++calls < 2; });
+  EXPECT_EQ(calls, 2);
+}
+
+// 2^31 x 2^31 with 1024 x 1024 chunks: work and memory follow the points, not the extent.
+TEST(Coordinates, HugeExtent) {
+  const Coords dims{std::uint64_t(1) << 31, std::uint64_t(1) << 31}, chunk{1024, 1024};
+  const SparseEngine engine(params_for(chunk), 0);
+  const ChunkGrid grid(dims, chunk);
+  MemoryChunkStore store;
+  std::mt19937_64 rng(11);
+  Model model;
+  const Points p = random_points(dims, 20000, rng);
+  engine.write_coordinates(store, grid, p.coords.data(), p.size(), bytes_of(p.values));
+  apply(model, p, 2, false, false);
+  EXPECT_GE(store.chunks.size(), 19000u);
+  expect_scan_matches(engine, store, grid, model, {whole(dims)}, "huge");
+  const Box band{{0, 0}, {std::uint64_t(1) << 20, dims[1]}};
+  expect_scan_matches(engine, store, grid, model, {band}, "huge, a row band");
+  engine.erase_coordinates(store, grid, p.coords.data(), p.size() / 2);
+  Points half;
+  half.coords.assign(p.coords.begin(), p.coords.begin() + std::ptrdiff_t(p.size() / 2 * 2));
+  half.values.assign(p.values.begin(), p.values.begin() + std::ptrdiff_t(p.size() / 2));
+  apply(model, half, 2, false, true);
+  expect_scan_matches(engine, store, grid, model, {whole(dims)}, "huge, after erasing half");
+}
+
+TEST(Coordinates, BadInputChangesNothing) {
+  const Coords dims{10, 20}, chunk{4, 4};
+  const SparseEngine engine(params_for(chunk), 0);
+  const ChunkGrid grid(dims, chunk);
+  MemoryChunkStore store;
+  const std::vector<std::uint64_t> good{1, 1, 2, 2};
+  const std::vector<Value> values{1, 2, 3};
+  engine.write_coordinates(store, grid, good.data(), 2, bytes_of(values));
+  const auto before = store.chunks;
+  const std::vector<std::uint64_t> outside{1, 1, 10, 0, 3, 3};
+  try {
+    engine.write_coordinates(store, grid, outside.data(), 3, bytes_of(values));
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::invalid_argument);
+    EXPECT_NE(std::string(e.what()).find("(10, 0) (point 1) is outside the extent (10, 20)"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(engine.erase_coordinates(store, grid, outside.data(), 3), Error);
+  EXPECT_EQ(store.chunks, before);
+  CoordinateScan s;
+  s.region = {Box{{0, 0}, {11, 1}}};
+  EXPECT_THROW(engine.scan_coordinates(store, grid, s, [](const CoordinateBatch&) { return true; }), Error);
+}
+
+TEST(Coordinates, CorruptChunksAndFailingStores) {
+  const Coords dims{16, 16}, chunk{4, 4};
+  const SparseEngine engine(params_for(chunk), 0);
+  const ChunkGrid grid(dims, chunk);
+  MemoryChunkStore store;
+  std::vector<std::uint64_t> coords;
+  std::vector<Value> values;
+  for (std::uint64_t r = 0; r < 16; r += 4)
+    for (std::uint64_t c = 0; c < 16; c += 4) {
+      coords.insert(coords.end(), {r, c});
+      values.push_back(Value(r * 16 + c));
+    }
+  engine.write_coordinates(store, grid, coords.data(), values.size(), bytes_of(values));
+  store.chunks[Coords{4, 8}].back() ^= 1;
+  CoordinateScan s;
+  s.region = {whole(dims)};
+  try {
+    engine.scan_coordinates(store, grid, s, [](const CoordinateBatch&) { return true; });
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::corrupt_data);
+    EXPECT_NE(std::string(e.what()).find("chunk at (4, 8)"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(engine.write_coordinates(store, grid, coords.data(), values.size(), bytes_of(values)), Error);
+  // A store that refuses its third write: the first two chunks are written, nothing after.
+  MemoryChunkStore refusing;
+  refusing.writes_left = 2;
+  EXPECT_THROW(engine.write_coordinates(refusing, grid, coords.data(), values.size(), bytes_of(values)), Error);
+  EXPECT_EQ(refusing.chunks.size(), 2u);
+  EXPECT_TRUE(refusing.chunks.count(Coords{0, 0}) && refusing.chunks.count(Coords{0, 4}));
+}
