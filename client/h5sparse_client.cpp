@@ -163,6 +163,32 @@ herr_t h5sparse_derase(hid_t dset_id, hid_t file_space_id, hid_t dxpl_id) {
   });
 }
 
+herr_t h5sparse_dwrite_coo(hid_t dset_id, size_t num_points, const hsize_t* coords, hid_t mem_type_id,
+                           const void* values, hid_t dxpl_id) {
+  return call_guarded<herr_t>(Origin::client, "h5sparse_dwrite_coo", -1, [&]() -> herr_t {
+    H5SparseWriteCooArgs op_args{num_points, coords, mem_type_id, values};
+    dataset_operation(dset_id, "h5sparse.write_coo", &op_args, dxpl_id, "h5sparse_dwrite_coo failed");
+    return 0;
+  });
+}
+
+herr_t h5sparse_derase_coo(hid_t dset_id, size_t num_points, const hsize_t* coords, hid_t dxpl_id) {
+  return call_guarded<herr_t>(Origin::client, "h5sparse_derase_coo", -1, [&]() -> herr_t {
+    H5SparseEraseCooArgs op_args{num_points, coords};
+    dataset_operation(dset_id, "h5sparse.erase_coo", &op_args, dxpl_id, "h5sparse_derase_coo failed");
+    return 0;
+  });
+}
+
+herr_t h5sparse_diterate_coo(hid_t dset_id, hid_t file_space_id, hid_t mem_type_id, size_t max_bytes,
+                             hsize_t* cursor, h5sparse_coo_op_t op, void* op_data, hid_t dxpl_id) {
+  return call_guarded<herr_t>(Origin::client, "h5sparse_diterate_coo", -1, [&]() -> herr_t {
+    H5SparseIterateCooArgs op_args{file_space_id, mem_type_id, max_bytes, cursor, op, op_data, 0};
+    dataset_operation(dset_id, "h5sparse.iterate_coo", &op_args, dxpl_id, "h5sparse_diterate_coo failed");
+    return op_args.result;
+  });
+}
+
 herr_t h5sparse_dwrite_struct_chunk(hid_t dset_id, hid_t dxpl_id, const h5sparse_struct_chunk_info_t* chunk_info,
                                     const hsize_t* offset, const void* const buf[]) {
   return call_guarded<herr_t>(Origin::client, "h5sparse_dwrite_struct_chunk", -1, [&]() -> herr_t {

@@ -159,6 +159,7 @@ herr_t dataset_optional(void* obj, H5VL_optional_args_t* args, hid_t dxpl_id, vo
   return call_guarded<herr_t>(Origin::connector, "dataset_optional", -1, [&]() -> herr_t {
     Object* o = as_object(obj);
     if (const std::optional<herr_t> served = serve_chunk_operation(o, args, dxpl_id)) return *served;
+    if (const std::optional<herr_t> served = serve_coordinate_operation(o, args, dxpl_id)) return *served;
     const OwnOperation op = own_operation(H5VL_SUBCLS_DATASET, args->op_type);
     if (op == OwnOperation::get_defined && !o->sparse) {
       // RFC: every element of a dense dataset is defined, so the answer is the selection itself.

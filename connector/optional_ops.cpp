@@ -30,6 +30,9 @@ Operation operations[] = {
     {H5VL_SUBCLS_DATASET, kOpGetStructChunkInfo, OwnOperation::get_struct_chunk_info, -1, false},
     {H5VL_SUBCLS_DATASET, kOpGetStructChunkInfoByCoord, OwnOperation::get_struct_chunk_info_by_coord, -1, false},
     {H5VL_SUBCLS_DATASET, kOpStructChunkIter, OwnOperation::struct_chunk_iter, -1, false},
+    {H5VL_SUBCLS_DATASET, kOpWriteCoo, OwnOperation::write_coo, -1, false},
+    {H5VL_SUBCLS_DATASET, kOpEraseCoo, OwnOperation::erase_coo, -1, false},
+    {H5VL_SUBCLS_DATASET, kOpIterateCoo, OwnOperation::iterate_coo, -1, false},
 };
 
 }  // namespace

@@ -15,6 +15,12 @@ constexpr const char* kOpGetDefined = "h5sparse.get_defined";
 /// Dataset operation: makes the selected elements undefined (H5SparseEraseArgs).
 constexpr const char* kOpErase = "h5sparse.erase";
 
+/// Dataset operations of coordinate I/O (H5SparseWriteCooArgs, H5SparseEraseCooArgs,
+/// H5SparseIterateCooArgs in include/h5sparse_vol.h).
+constexpr const char* kOpWriteCoo = "h5sparse.write_coo";
+constexpr const char* kOpEraseCoo = "h5sparse.erase_coo";
+constexpr const char* kOpIterateCoo = "h5sparse.iterate_coo";
+
 /// Dataset operations of direct structured-chunk I/O (RFC H5D*_struct_chunk*; arguments
 /// H5SparseWriteStructChunkArgs, ... in include/h5sparse_vol.h).
 constexpr const char* kOpWriteStructChunk = "h5sparse.write_struct_chunk";
@@ -33,6 +39,9 @@ enum class OwnOperation {
   get_struct_chunk_info,
   get_struct_chunk_info_by_coord,
   struct_chunk_iter,
+  write_coo,
+  erase_coo,
+  iterate_coo,
 };
 
 /// Which of our operations (subclass, value) is, or none.

@@ -9,12 +9,14 @@
 #include <hdf5.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "h5sparse/chunk_grid.hpp"
 #include "h5sparse/engine/sparse_engine.hpp"
 #include "h5sparse/sparse_layout.hpp"
+#include "h5sparse_vol.h"
 #include "handle.hpp"
 #include "native_chunk_store.hpp"
 #include "native_dataset.hpp"
@@ -49,6 +51,15 @@ class SparseDataset {
   bool read(hid_t mem_type, hid_t mem_space, hid_t file_space, hid_t dxpl, void* buf) const;
   /// Makes the selected elements undefined.
   void erase(hid_t file_space, hid_t dxpl);
+  /// Coordinate I/O (sparse_coordinates.cpp; core's engine/coordinates.hpp): `coords` holds
+  /// n x rank coordinates; values are n elements of `mem_type`.
+  void write_coordinates(std::size_t n, const hsize_t* coords, hid_t mem_type, const void* values, hid_t dxpl);
+  void erase_coordinates(std::size_t n, const hsize_t* coords, hid_t dxpl);
+  /// Calls `op` with the defined elements of `file_space` in batches, values converted to
+  /// `mem_type` (H5I_INVALID_HID: coordinates only); returns 0 or the positive value op
+  /// stopped with. `cursor`: see h5sparse_diterate_coo.
+  herr_t iterate_coordinates(hid_t file_space, hid_t mem_type, std::size_t max_bytes, hsize_t* cursor,
+                             h5sparse_coo_op_t op, void* op_data, hid_t dxpl) const;
   /// After a failed native read: throws an Error naming the first chunk of the selection that
   /// does not decode (the filter below cannot say which dataset or chunk it was given).
   void diagnose_read(hid_t file_space, hid_t dxpl) const;
@@ -105,6 +116,9 @@ struct Object;
 /// Before H5Ocopy: makes HDF5 drop the decoded chunks it caches for any open sparse dataset
 /// (a copy would encode them again through the filter, defining every element).
 void evict_decoded_chunks(hid_t dxpl);
+
+/// Serves our coordinate operations (sparse_coordinates.cpp); nothing for any other operation.
+std::optional<herr_t> serve_coordinate_operation(Object* dataset, H5VL_optional_args_t* args, hid_t dxpl);
 
 /// Recognises a just-opened dataset as sparse (or not). When its parameters cannot be read,
 /// closes the dataset below, frees the wrapper and rethrows, so nothing leaks.

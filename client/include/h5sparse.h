@@ -47,6 +47,34 @@ hid_t h5sparse_dget_defined(hid_t dset_id, hid_t file_space_id, hid_t dxpl_id);
 /* RFC H5Derase: makes the selected elements undefined; they read as the fill value again. */
 herr_t h5sparse_derase(hid_t dset_id, hid_t file_space_id, hid_t dxpl_id);
 
+/* ---- Coordinate I/O --------------------------------------------------------------------
+ * Elements in and out as coordinates and values, with no dataspace selection in between:
+ * the work follows the elements and chunks touched, never the extent. */
+
+/* Defines the num_points elements at coords (num_points x rank, row-major, any order) with
+ * values (num_points elements of mem_type_id, converted to the dataset's type as H5Dwrite
+ * converts). A coordinate given twice takes its last value. A coordinate outside the extent
+ * fails the call before anything is stored. With fill-is-undefined, fill values erase. */
+herr_t h5sparse_dwrite_coo(hid_t dset_id, size_t num_points, const hsize_t *coords, hid_t mem_type_id,
+                           const void *values, hid_t dxpl_id);
+
+/* Makes the elements at coords undefined (those undefined already stay so). */
+herr_t h5sparse_derase_coo(hid_t dset_id, size_t num_points, const hsize_t *coords, hid_t dxpl_id);
+
+/* Calls op with the defined elements among file_space_id (H5S_ALL: all) in batches of whole
+ * chunks, about max_bytes of coordinates and values each (0: 64 MiB), with values converted
+ * to mem_type_id (H5I_INVALID_HID: coordinates only, values NULL). Elements come in row-major
+ * order; a batch holds whole bands of chunks (chunks sharing their rows), so the batches
+ * together are in row-major order too, except where one band of chunks holds more than
+ * max_bytes (it is then cut into groups of whole chunks, each in row-major order).
+ * cursor (NULL, or rank values) resumes an iteration op stopped: on input, the origin of the
+ * chunk to start from (all zeros: the first); on output, the origin of the chunk after the
+ * last batch passed to op, or cursor[0] = HSIZE_UNDEF when no chunk is left.
+ * Returns 0, op's positive value when it stopped the iteration, negative on failure (also
+ * when op returned a negative value). */
+herr_t h5sparse_diterate_coo(hid_t dset_id, hid_t file_space_id, hid_t mem_type_id, size_t max_bytes,
+                             hsize_t *cursor, h5sparse_coo_op_t op, void *op_data, hid_t dxpl_id);
+
 /* ---- Direct structured-chunk I/O (RFC section 2.2) -------------------------------------
  * A chunk's sections as stored: the bytes after each section's pipeline, with their stored
  * and unfiltered sizes and filter masks (h5sparse_struct_chunk_info_t). offset is the chunk's

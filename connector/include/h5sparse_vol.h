@@ -30,6 +30,39 @@ typedef struct H5SparseEraseArgs {
   hid_t file_space_id; /* IN: selection to make undefined, or H5S_ALL */
 } H5SparseEraseArgs;
 
+/* ---- Coordinate I/O ------------------------------------------------------------------- */
+
+/* Called by "h5sparse.iterate_coo" with each batch: num_points defined elements, their
+ * coordinates (num_points x rank, row-major) and values (in the iteration's memory type, or
+ * NULL when it asked for coordinates only). Both are valid during the call only. Return 0 to
+ * continue, a positive value to stop (the iteration returns it), a negative one to fail. */
+typedef herr_t (*h5sparse_coo_op_t)(size_t num_points, const hsize_t *coords, const void *values, void *op_data);
+
+/* Arguments of the dataset operation "h5sparse.write_coo". */
+typedef struct H5SparseWriteCooArgs {
+  size_t num_points;   /* IN */
+  const hsize_t *coords; /* IN: num_points x rank coordinates, any order */
+  hid_t mem_type_id;   /* IN: type of values */
+  const void *values;  /* IN: num_points values */
+} H5SparseWriteCooArgs;
+
+/* Arguments of the dataset operation "h5sparse.erase_coo". */
+typedef struct H5SparseEraseCooArgs {
+  size_t num_points;     /* IN */
+  const hsize_t *coords; /* IN: num_points x rank coordinates */
+} H5SparseEraseCooArgs;
+
+/* Arguments of the dataset operation "h5sparse.iterate_coo". */
+typedef struct H5SparseIterateCooArgs {
+  hid_t file_space_id; /* IN: region (H5S_ALL: the whole dataset) */
+  hid_t mem_type_id;   /* IN: type of the values passed to op; H5I_INVALID_HID: coordinates only */
+  size_t max_bytes;    /* IN: coordinates and values per batch, about (0: a default) */
+  hsize_t *cursor;     /* IN/OUT, may be NULL: rank values (see h5sparse_diterate_coo) */
+  h5sparse_coo_op_t op; /* IN */
+  void *op_data;       /* IN: passed to op */
+  herr_t result;       /* OUT: 0, or the positive value op stopped with */
+} H5SparseIterateCooArgs;
+
 /* ---- Direct structured-chunk I/O (RFC H5D*_struct_chunk*) ------------------------------ */
 
 /* Section types of a structured chunk (RFC H5_section_type_t). Sparse chunks of fixed-size

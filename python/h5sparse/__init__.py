@@ -166,9 +166,12 @@ def _space_of(dset, selection):
 
 
 def get_defined(dset, selection=None):
-    """Coordinates (N x rank array, row-major order) of the defined elements of `dset`
-    among `selection` (default: the whole dataset)."""
+    """Coordinates (N x rank uint64 array, row-major order) of the defined elements of `dset`
+    among `selection` (default: the whole dataset). For a sparse dataset they come from its
+    chunks (memory follows the defined elements); every element of a dense one is defined."""
     import h5py
+    if is_sparse(dset):
+        return defined_coordinates(dset, selection)
     space = _space_of(dset, selection)
     lib = library()
     hid = call(lib, "h5sparse get_defined", dset, lib.h5sparse_dget_defined,
@@ -211,6 +214,10 @@ def connector_version(obj):
         rc = library().h5sparse_connector_version(fid, buf, len(buf))
     return buf.value.decode() if rc >= 0 else None
 
+
+from .coo import defined_coordinates, erase_coo, is_sparse, iter_coo, read_coo, write_coo  # noqa: E402
+
+__all__ += ["write_coo", "read_coo", "iter_coo", "erase_coo", "is_sparse"]
 
 from .chunks import (ChunkIOError, StructChunkInfo, read_struct_chunk, struct_chunk_info,  # noqa: E402
                      struct_chunk_info_by_coord, struct_chunk_iter, struct_chunks, write_struct_chunk)

@@ -98,12 +98,11 @@ class Scan {
       while (end < listed_.size() && listed_[end].origin[0] == listed_[band].origin[0]) ++end;
       for (std::size_t first = band; first < end;) {
         const std::size_t last = group_end(first, end);
-        if (!read_group(first, last)) return;
+        if (!read_group(first, last, last == listed_.size())) return;
         first = last;
       }
       band = end;
     }
-    if (!coords_.empty()) emit();
   }
 
  private:
@@ -126,6 +125,11 @@ class Scan {
     });
     std::sort(listed_.begin(), listed_.end(),
               [](const ListedChunk& a, const ListedChunk& b) { return a.origin < b.origin; });
+    if (!scan_.from.empty()) {
+      const auto first = std::lower_bound(listed_.begin(), listed_.end(), scan_.from,
+                                          [](const ListedChunk& c, const Coords& from) { return c.origin < from; });
+      listed_.erase(listed_.begin(), first);
+    }
   }
 
   // The end of a group of whole chunks from `first` whose stored bytes stay within half the
@@ -137,8 +141,9 @@ class Scan {
     return last;
   }
 
-  // Reads, decodes and merges chunks [first, last); false when the sink stopped the scan.
-  bool read_group(std::size_t first, std::size_t last) {
+  // Reads, decodes and merges chunks [first, last); false when the sink stopped the scan (or
+  // the scan is done).
+  bool read_group(std::size_t first, std::size_t last, bool final) {
     parts_.resize(last - first);
     std::uint64_t bytes = 0;
     for (std::size_t i = first; i < last; ++i) {
@@ -151,7 +156,7 @@ class Scan {
                                      nullptr);
     if (failed) engine_.rethrow_naming_chunk(store_, *failed, parts_[failed->index].chunk->origin);
     merge_rows();
-    if (coords_.size() * 8 + values_.size() >= scan_.max_bytes) return emit();
+    if (final || coords_.size() * 8 + values_.size() >= scan_.max_bytes) return emit(last) && !final;
     return true;
   }
 
@@ -222,11 +227,13 @@ class Scan {
     }
   }
 
-  bool emit() {
+  // Hands over what was merged; `next`: the listed chunk after it.
+  bool emit(std::size_t next) {
     CoordinateBatch batch;
     batch.count = coords_.size() / rank_;
     batch.coords = coords_.data();
     batch.values = es_ ? values_.data() : nullptr;
+    batch.next = next < listed_.size() ? &listed_[next].origin : nullptr;
     const bool go_on = sink_(batch);
     coords_.clear();
     values_.clear();

@@ -25,6 +25,9 @@ struct CoordinateScan {
   std::vector<Box> region;
   bool values = true;
   std::size_t max_bytes = std::size_t(64) << 20;
+  /// Where a scan resumes: chunks whose origin comes before it in row-major order are skipped
+  /// (empty: from the first chunk). A batch's `next` is the value that resumes after it.
+  Coords from;
 };
 
 /// One batch of a scan: `count` elements, their coordinates (count x rank, row-major) and,
@@ -33,6 +36,7 @@ struct CoordinateBatch {
   std::size_t count = 0;
   const std::uint64_t* coords = nullptr;
   const std::uint8_t* values = nullptr;
+  const Coords* next = nullptr;  ///< origin of the first chunk after the batch; null: none is left
 };
 
 /// Receives the batches of a scan; returns false to stop it.

@@ -1,0 +1,132 @@
+// Coordinate I/O on a sparse dataset (our dataset operations "h5sparse.write_coo", "erase_coo",
+// "iterate_coo"): the engine's coordinate operations with HDF5's datatypes and regions. Values
+// convert as H5Dwrite/H5Dread convert them; a region is any file selection.
+#include <H5VLconnector_passthru.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "error_stack.hpp"
+#include "native_dataset.hpp"
+#include "object.hpp"
+#include "optional_ops.hpp"
+#include "selection_boxes.hpp"
+#include "sparse_dataset.hpp"
+
+namespace h5sparse::vol {
+
+using hdf5::checked;
+using hdf5::Handle;
+using hdf5::throw_if_negative;
+
+namespace {
+
+static_assert(sizeof(hsize_t) == sizeof(std::uint64_t), "coordinates are 64-bit");
+
+const std::uint64_t* as_coords(const hsize_t* coords) { return reinterpret_cast<const std::uint64_t*>(coords); }
+
+void check_points(std::size_t n, const hsize_t* coords) {
+  H5SPARSE_FAIL_IF(n > 0 && coords == nullptr, ErrorCode::invalid_argument, "no coordinates");
+}
+
+}  // namespace
+
+void SparseDataset::write_coordinates(std::size_t n, const hsize_t* coords, hid_t mem_type, const void* values,
+                                      hid_t dxpl) {
+  check_points(n, coords);
+  H5SPARSE_FAIL_IF(n > 0 && values == nullptr, ErrorCode::invalid_argument, "no values to write");
+  H5SPARSE_FAIL_IF(mpi_file_, ErrorCode::unsupported,
+                   "coordinate writes on MPI-IO files are not supported yet: write with H5Dwrite and a point "
+                   "selection, collectively");
+  const SparseChange change;
+  const bool relocate = check_writable(under_, under_vol_id_, dxpl);  // see write()
+  const ChunkGrid grid(extent(dxpl), params().layout.dims);
+  if (n == 0) return;
+  const hsize_t count = n;
+  const Handle all = checked(H5Screate_simple(1, &count, nullptr), "cannot describe the values");
+  Bytes storage;
+  const std::uint8_t* file_values_ = file_values(mem_type, all.get(), n, dxpl, values, storage);
+  NativeChunkStore chunks = store(dxpl, relocate);
+  engine_.write_coordinates(chunks, grid, as_coords(coords), n, file_values_);
+}
+
+void SparseDataset::erase_coordinates(std::size_t n, const hsize_t* coords, hid_t dxpl) {
+  check_points(n, coords);
+  H5SPARSE_FAIL_IF(mpi_file_, ErrorCode::unsupported,
+                   "coordinate erases on MPI-IO files are not supported yet: erase a selection collectively");
+  const SparseChange change;
+  const bool relocate = check_writable(under_, under_vol_id_, dxpl);
+  const ChunkGrid grid(extent(dxpl), params().layout.dims);
+  NativeChunkStore chunks = store(dxpl, relocate);
+  engine_.erase_coordinates(chunks, grid, as_coords(coords), n);
+}
+
+herr_t SparseDataset::iterate_coordinates(hid_t file_space, hid_t mem_type, std::size_t max_bytes, hsize_t* cursor,
+                                          h5sparse_coo_op_t op, void* op_data, hid_t dxpl) const {
+  H5SPARSE_FAIL_IF(op == nullptr, ErrorCode::invalid_argument, "no callback to call");
+  const Selection sel = resolve(file_space, dxpl);
+  const std::size_t rank = sel.grid.rank();
+  CoordinateScan scan;
+  if (cursor) {
+    H5SPARSE_FAIL_IF(cursor[0] == HSIZE_UNDEF, ErrorCode::invalid_argument, "the iteration's cursor is at its end");
+    scan.from.assign(cursor, cursor + rank);
+    cursor[0] = HSIZE_UNDEF;  // until a batch says which chunk follows it
+  }
+  scan.region = hdf5::selection_boxes(sel.space);
+  scan.values = mem_type != H5I_INVALID_HID;
+  if (max_bytes > 0) scan.max_bytes = max_bytes;
+  const std::size_t es = params().layout.element_size;
+  std::size_t mem_size = 0;
+  bool convert = false;
+  if (scan.values) {
+    mem_size = H5Tget_size(mem_type);
+    H5SPARSE_FAIL_IF(mem_size == 0, ErrorCode::invalid_argument, "invalid memory datatype");
+    const htri_t same = H5Tequal(mem_type, file_type_.get());
+    throw_if_negative(same, "cannot compare the memory and file datatypes");
+    convert = same == 0;
+  }
+  herr_t result = 0;
+  Bytes converted, background;
+  NativeChunkStore chunks = store(dxpl);
+  engine_.scan_coordinates(chunks, sel.grid, scan, [&](const CoordinateBatch& batch) {
+    const void* values = batch.values;
+    if (convert && batch.count > 0) {
+      converted.resize(batch.count * std::max(es, mem_size));
+      std::memcpy(converted.data(), batch.values, batch.count * es);
+      background.assign(batch.count * mem_size, 0);
+      throw_if_negative(H5Tconvert(file_type_.get(), mem_type, batch.count, converted.data(), background.data(), dxpl),
+                        "cannot convert the values to the memory datatype");
+      values = converted.data();
+    }
+    if (cursor && batch.next) std::copy(batch.next->begin(), batch.next->end(), cursor);
+    if (cursor && !batch.next) cursor[0] = HSIZE_UNDEF;
+    result = op(batch.count, reinterpret_cast<const hsize_t*>(batch.coords), values, op_data);
+    H5SPARSE_FAIL_IF(result < 0, ErrorCode::invalid_argument,
+                     "the coordinate iteration's callback failed (returned " + std::to_string(result) + ")");
+    return result == 0;
+  });
+  return result;
+}
+
+std::optional<herr_t> serve_coordinate_operation(Object* o, H5VL_optional_args_t* args, hid_t dxpl) {
+  const OwnOperation op = own_operation(H5VL_SUBCLS_DATASET, args->op_type);
+  if (op != OwnOperation::write_coo && op != OwnOperation::erase_coo && op != OwnOperation::iterate_coo)
+    return std::nullopt;
+  H5SPARSE_FAIL_IF(!o->sparse, ErrorCode::invalid_argument,
+                   "coordinate I/O on dataset '" + dataset_name(o->under, o->under_vol_id) +
+                       "': the dataset is not sparse (its pipeline has no structured-chunk filter)");
+  if (op == OwnOperation::write_coo) {
+    const auto* a = static_cast<const H5SparseWriteCooArgs*>(args->args);
+    o->sparse->write_coordinates(a->num_points, a->coords, a->mem_type_id, a->values, dxpl);
+  } else if (op == OwnOperation::erase_coo) {
+    const auto* a = static_cast<const H5SparseEraseCooArgs*>(args->args);
+    o->sparse->erase_coordinates(a->num_points, a->coords, dxpl);
+  } else {
+    auto* a = static_cast<H5SparseIterateCooArgs*>(args->args);
+    a->result = o->sparse->iterate_coordinates(a->file_space_id, a->mem_type_id, a->max_bytes, a->cursor, a->op,
+                                               a->op_data, dxpl);
+  }
+  return 0;
+}
+
+}  // namespace h5sparse::vol

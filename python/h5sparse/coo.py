@@ -1,0 +1,198 @@
+"""Coordinate I/O: a sparse dataset's elements in and out as coordinates and values (the form of
+scipy.sparse, pydata sparse and TileDB), with no HDF5 selection in between. Needs the h5sparse
+VOL connector (h5plugin-config --env)."""
+import ctypes
+
+import numpy as np
+
+from ._calls import H5SparseError, call
+
+_HSIZE_UNDEF = 2**64 - 1
+_H5I_INVALID_HID = -1
+_H5S_ALL = 0
+_H5P_DEFAULT = 0
+_DEFAULT_MAX_BYTES = 64 << 20
+_OP = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+_declared = False
+
+
+def _lib():
+    global _declared
+    from . import library
+    lib = library()
+    if not _declared:
+        hid, size, ptr = ctypes.c_int64, ctypes.c_size_t, ctypes.c_void_p
+        lib.h5sparse_dwrite_coo.argtypes = [hid, size, ptr, hid, ptr, hid]
+        lib.h5sparse_derase_coo.argtypes = [hid, size, ptr, hid]
+        lib.h5sparse_diterate_coo.argtypes = [hid, hid, hid, size, ptr, _OP, ptr, hid]
+        lib.h5sparse_is_sparse.argtypes = [hid]
+        for f in (lib.h5sparse_dwrite_coo, lib.h5sparse_derase_coo, lib.h5sparse_diterate_coo, lib.h5sparse_is_sparse):
+            f.restype = ctypes.c_int
+        _declared = True
+    return lib
+
+
+def _coordinates_in(dset, coords):
+    """coords as a C-ordered (N, rank) uint64 array, or an exception saying what is wrong."""
+    rank = len(dset.shape)
+    c = np.asarray(coords)
+    if c.ndim == 1 and rank == 1:
+        c = c.reshape(-1, 1)
+    if c.ndim != 2 or c.shape[1] != rank:
+        raise ValueError(f"coordinates must be an (N, {rank}) array for the {rank}-D dataset {dset.name}, "
+                         f"got shape {c.shape}")
+    if c.dtype.kind not in "iu" and c.size:
+        raise TypeError(f"coordinates must be integers, got {c.dtype}")
+    if c.dtype.kind == "i" and c.size:
+        negative = np.flatnonzero((c < 0).any(axis=1))
+        if negative.size:
+            p = int(negative[0])
+            raise ValueError(f"coordinate {tuple(int(x) for x in c[p])} (point {p}) is negative")
+    return np.ascontiguousarray(c, dtype=np.uint64)
+
+
+def _values_in(dset, values, n):
+    v = np.asarray(values)
+    if v.ndim == 0 and n == 1:
+        v = v.reshape(1)
+    if v.ndim != 1 or v.shape[0] != n:
+        raise ValueError(f"{n} coordinates need {n} values, got an array of shape {v.shape}")
+    if v.dtype.kind in "OUSV" and v.dtype != dset.dtype:
+        raise TypeError(f"values of type {v.dtype} do not convert to the dataset's {dset.dtype}")
+    return np.ascontiguousarray(v)
+
+
+def _memory_type(dtype):
+    import h5py
+    return h5py.h5t.py_create(dtype, logical=True)
+
+
+def write_coo(dset, coords, values):
+    """Defines the elements at `coords` ((N, rank) integers, any order) with `values` (N values of
+    any type HDF5 converts to the dataset's). A coordinate given twice takes its last value.
+    Nothing is stored when any coordinate lies outside the extent or the values do not convert."""
+    c = _coordinates_in(dset, coords)
+    v = _values_in(dset, values, c.shape[0])
+    if c.shape[0] == 0:
+        return
+    lib = _lib()
+    mem_type = _memory_type(v.dtype)
+    call(lib, "h5sparse write_coo", dset, lib.h5sparse_dwrite_coo, c.shape[0], c.ctypes.data, mem_type.id,
+         v.ctypes.data, _H5P_DEFAULT)
+
+
+def erase_coo(dset, coords):
+    """Makes the elements at `coords` ((N, rank) integers) undefined."""
+    c = _coordinates_in(dset, coords)
+    if c.shape[0] == 0:
+        return
+    lib = _lib()
+    call(lib, "h5sparse erase_coo", dset, lib.h5sparse_derase_coo, c.shape[0], c.ctypes.data, _H5P_DEFAULT)
+
+
+class _Collector:
+    """The batches of an iteration, appended to arrays that grow in place (a realloc: no second
+    copy of the result, as concatenating batches would make)."""
+
+    def __init__(self, rank, dtype):
+        self.rank, self.dtype, self.n = rank, dtype, 0
+        self.coords = np.empty((0, rank), dtype=np.uint64)
+        self.values = None if dtype is None else np.empty(0, dtype=dtype)
+        self.error = None
+
+    def _reserve(self, count):
+        need = self.n + count
+        if need <= self.coords.shape[0]:
+            return
+        capacity = max(need, 2 * self.coords.shape[0])
+        self.coords.resize((capacity, self.rank), refcheck=False)
+        if self.values is not None:
+            self.values.resize(capacity, refcheck=False)
+
+    def add(self, count, coords, values):
+        self._reserve(count)
+        ctypes.memmove(self.coords.ctypes.data + self.n * self.rank * 8, coords, count * self.rank * 8)
+        if self.values is not None:
+            size = self.values.dtype.itemsize
+            ctypes.memmove(self.values.ctypes.data + self.n * size, values, count * size)
+        self.n += count
+
+    def result(self):
+        self.coords.resize((self.n, self.rank), refcheck=False)
+        if self.values is not None:
+            self.values.resize(self.n, refcheck=False)
+        return self.coords, self.values
+
+
+def _iterate(dset, region, dtype, max_bytes, cursor, on_batch):
+    """One h5sparse_diterate_coo call; on_batch(count, coords, values) returns 0 or 1 (stop)."""
+    from . import _space_of
+    lib = _lib()
+    space = _space_of(dset, region)
+    mem_type = None if dtype is None else _memory_type(dtype)
+    failure = []
+
+    def op(count, coords, values, _data):
+        try:
+            return on_batch(count, coords, values)
+        except BaseException as e:  # noqa: B036 - handed back to the caller below
+            failure.append(e)
+            return -1
+
+    callback = _OP(op)
+    try:
+        call(lib, "h5sparse iterate_coo", dset, lib.h5sparse_diterate_coo,
+             space.id if space is not None else _H5S_ALL, mem_type.id if mem_type is not None else _H5I_INVALID_HID,
+             max_bytes, cursor, callback, None, _H5P_DEFAULT)
+    except H5SparseError:
+        if failure:
+            raise failure[0] from None
+        raise
+
+
+def is_sparse(dset):
+    """True when `dset` is a sparse dataset (its pipeline holds the structured-chunk filter)."""
+    import h5py
+    lib = _lib()
+    with h5py._objects.phil:
+        return lib.h5sparse_is_sparse(dset.id.id) > 0
+
+
+def read_coo(dset, region=None, values=True):
+    """(coords, values): the defined elements of `region` (anything dset[...] accepts; default
+    all) in row-major order; coords an (N, rank) uint64 array, values N elements of the
+    dataset's type (None with values=False)."""
+    collector = _Collector(len(dset.shape), dset.dtype if values else None)
+
+    def on_batch(count, coords, vals):
+        collector.add(count, coords, vals)
+        return 0
+
+    _iterate(dset, region, dset.dtype if values else None, _DEFAULT_MAX_BYTES, None, on_batch)
+    return collector.result()
+
+
+def iter_coo(dset, region=None, max_bytes=_DEFAULT_MAX_BYTES, values=True):
+    """Yields (coords, values) batches of the defined elements of `region`: whole chunks, about
+    max_bytes each; together in row-major order unless a band of chunks (chunks sharing their
+    rows) holds more than max_bytes (it is then cut into groups of whole chunks, each in
+    row-major order). Memory stays near max_bytes whatever the dataset holds."""
+    rank = len(dset.shape)
+    cursor = (ctypes.c_uint64 * rank)()
+    dtype = dset.dtype if values else None
+    while cursor[0] != _HSIZE_UNDEF:
+        batch = _Collector(rank, dtype)
+
+        def on_batch(count, coords, vals):
+            batch.add(count, coords, vals)
+            return 1
+
+        _iterate(dset, region, dtype, max_bytes, cursor, on_batch)
+        if batch.n:
+            yield batch.result()
+
+
+def defined_coordinates(dset, region=None):
+    """Coordinates ((N, rank) uint64, row-major) of the defined elements of `region`, from the
+    chunks themselves."""
+    return read_coo(dset, region, values=False)[0]
