@@ -18,6 +18,27 @@ std::vector<Box> boxes_of(const std::vector<hsize_t>& corners, std::size_t count
   return boxes;
 }
 
+// A regular hyperslab whose blocks touch along every dimension (stride = block, or one block):
+// one box, however many blocks HDF5 counts (h5py selects a slice as blocks of one element).
+bool as_one_box(hid_t space, std::size_t rank, std::vector<Box>& boxes) {
+  if (H5Sis_regular_hyperslab(space) <= 0) return false;
+  std::vector<hsize_t> start(rank), stride(rank), count(rank), block(rank);
+  throw_if_negative(H5Sget_regular_hyperslab(space, start.data(), stride.data(), count.data(), block.data()),
+                    "cannot read the regular hyperslab");
+  Box box{Coords(rank), Coords(rank)};
+  for (std::size_t d = 0; d < rank; ++d) {
+    if (count[d] > 1 && stride[d] != block[d]) return false;
+    box.start[d] = start[d];
+    box.count[d] = count[d] * block[d];
+  }
+  boxes.assign(1, box);
+  return true;
+}
+
+// Regions of more blocks than this are refused: each block is a box the scan tests chunks
+// against.
+constexpr hssize_t kMaxBlocks = hssize_t(1) << 20;
+
 }  // namespace
 
 std::vector<Box> selection_boxes(hid_t space) {
@@ -30,8 +51,12 @@ std::vector<Box> selection_boxes(hid_t space) {
     case H5S_SEL_NONE: return {};
     case H5S_SEL_ALL: return {Box{Coords(rank, 0), Coords(dims.begin(), dims.end())}};
     case H5S_SEL_HYPERSLABS: {
+      std::vector<Box> boxes;
+      if (as_one_box(space, rank, boxes)) return boxes;
       const hssize_t n = H5Sget_select_hyper_nblocks(space);
       throw_if_negative(n, "cannot count the selection's blocks");
+      H5SPARSE_FAIL_IF(n > kMaxBlocks, ErrorCode::unsupported,
+                       "a region of " + std::to_string(n) + " hyperslab blocks (more than 2^20): select fewer, larger blocks");
       std::vector<hsize_t> corners(std::size_t(n) * 2 * rank);
       throw_if_negative(H5Sget_select_hyper_blocklist(space, 0, hsize_t(n), corners.data()),
                         "cannot list the selection's blocks");

@@ -57,7 +57,7 @@ def _values_in(dset, values, n):
         v = v.reshape(1)
     if v.ndim != 1 or v.shape[0] != n:
         raise ValueError(f"{n} coordinates need {n} values, got an array of shape {v.shape}")
-    if v.dtype.kind in "OUSV" and v.dtype != dset.dtype:
+    if v.dtype.kind in "OUS" and v.dtype != dset.dtype:
         raise TypeError(f"values of type {v.dtype} do not convert to the dataset's {dset.dtype}")
     return np.ascontiguousarray(v)
 

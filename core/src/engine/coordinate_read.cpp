@@ -96,9 +96,15 @@ class Scan {
     for (std::size_t band = 0; band < listed_.size();) {
       std::size_t end = band;
       while (end < listed_.size() && listed_[end].origin[0] == listed_[band].origin[0]) ++end;
+      // A band over the budget goes in groups of whole chunks, each a batch of its own (a
+      // batch holding two groups of one band would not be in row-major order).
+      const bool cut = group_end(band, end) < end;
+      if (cut && !coords_.empty() && !emit(band)) return;
       for (std::size_t first = band; first < end;) {
         const std::size_t last = group_end(first, end);
-        if (!read_group(first, last, last == listed_.size())) return;
+        read_group(first, last);
+        const bool final = last == listed_.size();
+        if ((cut || final || coords_.size() * 8 + values_.size() >= scan_.max_bytes) && (!emit(last) || final)) return;
         first = last;
       }
       band = end;
@@ -141,9 +147,8 @@ class Scan {
     return last;
   }
 
-  // Reads, decodes and merges chunks [first, last); false when the sink stopped the scan (or
-  // the scan is done).
-  bool read_group(std::size_t first, std::size_t last, bool final) {
+  // Reads, decodes and merges chunks [first, last).
+  void read_group(std::size_t first, std::size_t last) {
     parts_.resize(last - first);
     std::uint64_t bytes = 0;
     for (std::size_t i = first; i < last; ++i) {
@@ -156,8 +161,6 @@ class Scan {
                                      nullptr);
     if (failed) engine_.rethrow_naming_chunk(store_, *failed, parts_[failed->index].chunk->origin);
     merge_rows();
-    if (final || coords_.size() * 8 + values_.size() >= scan_.max_bytes) return emit(last) && !final;
-    return true;
   }
 
   void decode(ChunkPart& part) const {
