@@ -596,7 +596,16 @@ void decode_selection_offsets(const std::uint8_t* data, std::size_t size, const 
     case SelectionEncoding::runs: decode_runs(in, n, sink); break;
     case SelectionEncoding::rice_offsets:
       decode_rice(payload, payload_size, in, n, [&](const std::uint8_t* bits, std::size_t bytes, std::uint64_t c, unsigned k) {
-        read_rice_gaps(bits, bytes, c, k, n, offsets);
+        if (c * 64 < n) return read_rice_gaps(bits, bytes, c, k, n, offsets);
+        // An element per bitmap word or more: the table-driven bitmap decoder, then its bits,
+        // cost less than decoding code by code.
+        ChunkSelection s(n);
+        read_rice_gaps(bits, bytes, c, k, s);
+        offsets.reserve(std::size_t(c));
+        BitmapWalk{s}.each([&](std::uint64_t i) {
+          sink.add(i);
+          return true;
+        });
       });
       return;
     default: {  // a bitmap (dense: as cheap as any) or blocks (which may overlap)

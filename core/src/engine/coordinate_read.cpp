@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <queue>
 #include <string>
 
@@ -81,6 +82,33 @@ void cut_to(ChunkElements& e, const std::vector<LocalBox>& boxes, const Coords& 
   e.offsets.resize(keep);
   e.values.resize(keep * es);
 }
+
+// An array that grows without initialising (every element is written before it is handed
+// over; a vector's resize cost a pass per element even with an allocator that does not
+// construct).
+template <typename T>
+class Growing {
+ public:
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  T* data() { return data_.get(); }
+  T& operator[](std::size_t i) { return data_[i]; }
+  void clear() { size_ = 0; }
+  void resize(std::size_t n) {
+    if (n > capacity_) {
+      const std::size_t capacity = std::max(n, 2 * capacity_);
+      std::unique_ptr<T[]> grown(new T[capacity]);
+      if (size_) std::memcpy(grown.get(), data_.get(), size_ * sizeof(T));
+      data_ = std::move(grown);
+      capacity_ = capacity;
+    }
+    size_ = n;
+  }
+
+ private:
+  std::unique_ptr<T[]> data_;
+  std::size_t size_ = 0, capacity_ = 0;
+};
 
 class Scan {
  public:
@@ -206,25 +234,34 @@ class Scan {
     using Entry = std::pair<std::uint64_t, std::size_t>;  // (line key, part)
     std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> heap;
     std::vector<std::size_t> cursor(parts_.size(), 0);
-    for (std::size_t p = 0; p < parts_.size(); ++p)
+    std::size_t total = 0;
+    for (std::size_t p = 0; p < parts_.size(); ++p) {
+      total += parts_[p].elements.offsets.size();
       if (!parts_[p].elements.offsets.empty())
         heap.emplace(line_key(parts_[p].chunk->origin, parts_[p].elements.offsets[0] / row), p);
+    }
+    std::size_t at_element = coords_.size() / rank_;
+    coords_.resize(coords_.size() + total * rank_);
+    values_.resize(values_.size() + total * es_);
     Coords at(rank_);
     while (!heap.empty()) {
       const std::size_t p = heap.top().second;
       heap.pop();
       const ChunkElements& e = parts_[p].elements;
       const Coords& origin = parts_[p].chunk->origin;
-      std::size_t i = cursor[p];
-      const std::uint64_t line = e.offsets[i] / row;
+      const std::size_t begin = cursor[p];
+      const std::uint64_t line = e.offsets[begin] / row;
       for (std::size_t d = rank_ - 1, rest = line; d-- > 0; rest /= grid_.chunk_dims()[d])
         at[d] = origin[d] + rest % grid_.chunk_dims()[d];
-      const std::size_t begin = i;
-      for (; i < e.offsets.size() && e.offsets[i] / row == line; ++i) {
-        at[rank_ - 1] = origin[rank_ - 1] + e.offsets[i] % row;
-        coords_.insert(coords_.end(), at.begin(), at.end());
+      const std::uint64_t line_start = line * row, column_origin = origin[rank_ - 1];
+      std::uint64_t* out = &coords_[at_element * rank_];
+      std::size_t i = begin;
+      for (; i < e.offsets.size() && e.offsets[i] < line_start + row; ++i, out += rank_) {
+        std::copy(at.begin(), at.end() - 1, out);
+        out[rank_ - 1] = column_origin + (e.offsets[i] - line_start);
       }
-      if (es_) values_.insert(values_.end(), &e.values[begin * es_], &e.values[0] + i * es_);
+      if (es_) std::memcpy(&values_[at_element * es_], &e.values[begin * es_], (i - begin) * es_);
+      at_element += i - begin;
       cursor[p] = i;
       if (i < e.offsets.size()) heap.emplace(line_key(origin, e.offsets[i] / row), p);
     }
@@ -253,8 +290,8 @@ class Scan {
   const std::size_t es_;  // 0: no values
   std::vector<ListedChunk> listed_;
   std::vector<ChunkPart> parts_;
-  std::vector<std::uint64_t> coords_;
-  Bytes values_;
+  Growing<std::uint64_t> coords_;
+  Growing<std::uint8_t> values_;
 };
 
 }  // namespace

@@ -143,24 +143,37 @@ class CoordinateUpdate {
     const ChunkPoint* last = &points_.points[points_.starts[group + 1]];
     ChunkElements written;
     std::vector<std::uint32_t> erased;
+    if (values_) {
+      written.offsets.resize(std::size_t(last - first));
+      written.values.resize(std::size_t(last - first) * es_);
+    }
+    std::size_t k = 0;
     for (const ChunkPoint* p = first; p != last; ++p) {
       if (p + 1 != last && p[1].offset == p->offset) continue;  // a later point of the element wins
-      if (values_ == nullptr) {
+      const std::uint8_t* value = values_ ? values_ + p->index * es_ : nullptr;
+      if (!values_ || (params_.fill_is_undefined() && std::memcmp(value, fill_.data(), es_) == 0)) {
         erased.push_back(p->offset);
         continue;
       }
-      const std::uint8_t* value = values_ + p->index * es_;
-      if (params_.fill_is_undefined() && std::memcmp(value, fill_.data(), es_) == 0) {
-        erased.push_back(p->offset);
-        continue;
-      }
-      written.offsets.push_back(p->offset);
-      written.values.insert(written.values.end(), value, value + es_);
+      written.offsets[k] = p->offset;
+      copy_element(&written.values[k++ * es_], value);
     }
+    written.offsets.resize(k);
+    written.values.resize(k * es_);
     const bool removed = !erased.empty() && remove(chunk, erased, es_) > 0;
     if (written.offsets.empty()) return removed;
     chunk = chunk.offsets.empty() ? std::move(written) : merged(chunk, written, es_);
     return true;
+  }
+
+  // One element's bytes: inline for the common sizes (a memcpy call per element cost more
+  // than the rest of the loop).
+  void copy_element(std::uint8_t* to, const std::uint8_t* from) const {
+    switch (es_) {
+      case 4: std::memcpy(to, from, 4); break;
+      case 8: std::memcpy(to, from, 8); break;
+      default: std::memcpy(to, from, es_);
+    }
   }
 
   // Stores a batch in chunk order up to the first failure, as a serial loop would.

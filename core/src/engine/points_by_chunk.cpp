@@ -1,8 +1,8 @@
-// Grouping a coordinate write's points by chunk. The sort is a least-significant-digit radix
-// sort (Knuth, TAOCP vol. 3, 5.2.5), 8 bits a pass, offset digits first and chunk digits last:
-// stable, so a coordinate given twice keeps the caller's order, and linear in the points (a
-// comparison sort of 2 million points took several times longer). Passes whose digit is the
-// same for every point are skipped, and input already in chunk order is not sorted at all.
+// Grouping a coordinate write's points by chunk. The sort by chunk is a least-significant-digit
+// radix sort (Knuth, TAOCP vol. 3, 5.2.5), 8 bits a pass: stable, so a coordinate given twice
+// keeps the caller's order, and linear in the points. Passes whose digit is the same for every
+// point are skipped, and input already in chunk order is not sorted at all. Inside a chunk,
+// only points out of order get a (stable) comparison sort by offset.
 #include "points_by_chunk.hpp"
 
 #include <algorithm>
@@ -47,22 +47,28 @@ std::uint64_t chunk_count_checked(const ChunkGrid& grid) {
 
 std::vector<ChunkPoint> locate(const ChunkGrid& grid, const std::uint64_t* coords, std::size_t n) {
   const std::size_t rank = grid.rank();
+  const std::uint64_t* dims = grid.dataset_dims().data();
   std::vector<Divider> by_chunk;
   std::vector<std::uint64_t> grid_dims;
   for (std::size_t d = 0; d < rank; ++d) {
     by_chunk.emplace_back(grid.chunk_dims()[d]);
-    grid_dims.push_back((grid.dataset_dims()[d] + grid.chunk_dims()[d] - 1) / grid.chunk_dims()[d]);
+    grid_dims.push_back((dims[d] + grid.chunk_dims()[d] - 1) / grid.chunk_dims()[d]);
   }
+  const Divider* div = by_chunk.data();
+  const std::uint64_t* gdims = grid_dims.data();
   std::vector<ChunkPoint> points(n);
+  ChunkPoint* out = points.data();
   for (std::size_t i = 0; i < n; ++i) {
     const std::uint64_t* c = coords + i * rank;
     std::uint64_t chunk = 0, offset = 0;
+    bool outside = false;
     for (std::size_t d = 0; d < rank; ++d) {
-      if (c[d] >= grid.dataset_dims()[d]) outside_extent(grid, c, i);
-      chunk = chunk * grid_dims[d] + by_chunk[d].quotient(c[d]);
-      offset = offset * by_chunk[d].d + by_chunk[d].remainder(c[d]);
+      outside |= c[d] >= dims[d];
+      chunk = chunk * gdims[d] + div[d].quotient(c[d]);
+      offset = offset * div[d].d + div[d].remainder(c[d]);
     }
-    points[i] = ChunkPoint{chunk, i, std::uint32_t(offset)};
+    if (outside) outside_extent(grid, c, i);
+    out[i] = ChunkPoint{chunk, i, std::uint32_t(offset)};
   }
   return points;
 }
@@ -72,6 +78,21 @@ bool in_chunk_order(const std::vector<ChunkPoint>& points) {
     const ChunkPoint &a = points[i - 1], &b = points[i];
     if (a.chunk > b.chunk || (a.chunk == b.chunk && a.offset > b.offset)) return false;
   }
+  return true;
+}
+
+// Calls f(begin, end) for each run of points of one chunk.
+template <typename F>
+void for_each_group(const std::vector<ChunkPoint>& points, F&& f) {
+  for (std::size_t begin = 0, end; begin < points.size(); begin = end) {
+    for (end = begin + 1; end < points.size() && points[end].chunk == points[begin].chunk;) ++end;
+    f(begin, end);
+  }
+}
+
+bool offsets_ascending(const std::vector<ChunkPoint>& points, std::size_t begin, std::size_t end) {
+  for (std::size_t i = begin + 1; i < end; ++i)
+    if (points[i].offset < points[i - 1].offset) return false;
   return true;
 }
 
@@ -101,14 +122,20 @@ PointsByChunk group_points(const ChunkGrid& grid, const std::uint64_t* coords, s
                    "coordinate I/O needs chunks of at most 2^32 elements");
   PointsByChunk out;
   out.points = locate(grid, coords, n);
-  if (!in_chunk_order(out.points)) {
+  std::vector<ChunkPoint>& points = out.points;
+  if (!in_chunk_order(points)) {
+    // By chunk first: points in row-major order (the usual input) are then in order inside
+    // each chunk already, and only the chunks whose points are not get sorted by offset.
     std::vector<ChunkPoint> spare;
-    radix_sort(out.points, spare, bits_of(chunk_elements - 1), [](const ChunkPoint& p) { return std::uint64_t(p.offset); });
-    radix_sort(out.points, spare, bits_of(chunks - 1), [](const ChunkPoint& p) { return p.chunk; });
+    radix_sort(points, spare, bits_of(chunks - 1), [](const ChunkPoint& p) { return p.chunk; });
+    for_each_group(points, [&](std::size_t begin, std::size_t end) {
+      if (!offsets_ascending(points, begin, end))
+        std::stable_sort(points.begin() + std::ptrdiff_t(begin), points.begin() + std::ptrdiff_t(end),
+                         [](const ChunkPoint& a, const ChunkPoint& b) { return a.offset < b.offset; });
+    });
   }
-  for (std::size_t i = 0; i < out.points.size(); ++i)
-    if (i == 0 || out.points[i].chunk != out.points[i - 1].chunk) out.starts.push_back(i);
-  out.starts.push_back(out.points.size());
+  for_each_group(points, [&](std::size_t begin, std::size_t) { out.starts.push_back(begin); });
+  out.starts.push_back(points.size());
   return out;
 }
 
