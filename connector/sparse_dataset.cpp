@@ -100,6 +100,12 @@ std::vector<std::uint64_t> SparseDataset::extent(hid_t dxpl) const {
   return extent_of(dataset_get(under_, under_vol_id_, H5VL_DATASET_GET_SPACE, dxpl).get());
 }
 
+std::vector<hsize_t> point_list(hid_t space, std::size_t n, std::size_t rank) {
+  std::vector<hsize_t> coords(n * rank);
+  throw_if_negative(H5Sget_select_elem_pointlist(space, 0, n, coords.data()), "cannot list the selected points");
+  return coords;
+}
+
 bool selects_everything(hid_t space, const ChunkGrid& grid, std::uint64_t npoints) {
   const H5S_sel_type type = H5Sget_select_type(space);
   throw_if_negative(type, "cannot read the selection type");
@@ -190,6 +196,11 @@ void SparseDataset::write(hid_t mem_type, hid_t mem_space, hid_t file_space, hid
   Bytes storage;
   const std::uint8_t* values = file_values(mem_type, mspace, std::size_t(sel.npoints), dxpl, buf, storage);
   NativeChunkStore chunks = store(dxpl, relocate);
+  if (H5Sget_select_type(sel.space) == H5S_SEL_POINTS) {  // elements by coordinates: coordinate I/O
+    const std::vector<hsize_t> coords = point_list(sel.space, std::size_t(sel.npoints), sel.grid.rank());
+    return engine_.write_coordinates(chunks, sel.grid, reinterpret_cast<const std::uint64_t*>(coords.data()),
+                                     std::size_t(sel.npoints), values);
+  }
   engine_.write(chunks, sel.grid, selection_pieces(sel.space, sel.grid), values);
 }
 
@@ -263,6 +274,11 @@ void SparseDataset::erase(hid_t file_space, hid_t dxpl) {
 #endif
   const Selection sel = resolve(file_space, dxpl);
   NativeChunkStore chunks = store(dxpl, relocate);
+  if (H5Sget_select_type(sel.space) == H5S_SEL_POINTS) {
+    const std::vector<hsize_t> coords = point_list(sel.space, std::size_t(sel.npoints), sel.grid.rank());
+    return engine_.erase_coordinates(chunks, sel.grid, reinterpret_cast<const std::uint64_t*>(coords.data()),
+                                     std::size_t(sel.npoints));
+  }
   engine_.erase(chunks, sel.grid, selection_pieces(sel.space, sel.grid));
 }
 

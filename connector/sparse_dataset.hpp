@@ -27,6 +27,9 @@ namespace h5sparse::vol {
 /// many elements (a hyperslab never selects an element twice; its order is row-major).
 bool selects_everything(hid_t space, const ChunkGrid& grid, std::uint64_t npoints);
 
+/// The coordinates (n x rank) of a point selection of n points, in selection order.
+std::vector<hsize_t> point_list(hid_t space, std::size_t n, std::size_t rank);
+
 /// The selection's pieces grouped by chunk, in selection order inside each chunk (`source`
 /// numbers the elements in the order H5Dread/H5Dwrite pair them with memory elements).
 std::vector<ChunkPiece> selection_pieces(hid_t space, const ChunkGrid& grid);

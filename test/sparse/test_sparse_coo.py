@@ -228,3 +228,23 @@ def test_a_failing_callback_stops_with_its_exception(tmp_path):
         with pytest.raises(ZeroDivisionError):
             coo._iterate(d, None, d.dtype, 0, None, lambda *a: 1 // 0)
         assert h5sparse.read_coo(d)[0].size == 22  # the dataset is still usable
+
+
+def test_point_selections_of_unmodified_h5py_take_the_coordinate_path(tmp_path):
+    """dset[mask] = values (h5py selects the mask's points) defines exactly those elements, as
+    write_coo does, and h5sparse.erase with a mask erases them."""
+    rng = np.random.default_rng(8)
+    mask = rng.random((70, 90)) < 0.2
+    values = rng.random(int(mask.sum())).astype("f4")
+    with h5py.File(tmp_path / "p.h5", "w") as f:
+        a = f.create_dataset("a", shape=(70, 90), dtype="f4", chunks=(16, 32), **h5sparse.Sparse())
+        b = f.create_dataset("b", shape=(70, 90), dtype="f4", chunks=(16, 32), **h5sparse.Sparse())
+        a[mask] = values
+        h5sparse.write_coo(b, np.argwhere(mask), values)
+        for x in (a, b):
+            coords, got = h5sparse.read_coo(x)
+            np.testing.assert_array_equal(coords, np.argwhere(mask))
+            np.testing.assert_array_equal(got, values)
+        half = mask & (rng.random((70, 90)) < 0.5)
+        h5sparse.erase(a, half)
+        np.testing.assert_array_equal(h5sparse.get_defined(a), np.argwhere(mask & ~half))
