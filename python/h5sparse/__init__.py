@@ -217,7 +217,10 @@ def connector_version(obj):
 
 from .coo import defined_coordinates, erase_coo, is_sparse, iter_coo, read_coo, write_coo  # noqa: E402
 
-__all__ += ["write_coo", "read_coo", "iter_coo", "erase_coo", "is_sparse"]
+from .interop import from_scipy, from_sparse, to_dask, to_scipy, to_sparse  # noqa: E402
+
+__all__ += ["write_coo", "read_coo", "iter_coo", "erase_coo", "is_sparse", "to_scipy", "from_scipy", "to_sparse",
+            "from_sparse", "to_dask"]
 
 from .chunks import (ChunkIOError, StructChunkInfo, read_struct_chunk, struct_chunk_info,  # noqa: E402
                      struct_chunk_info_by_coord, struct_chunk_iter, struct_chunks, write_struct_chunk)

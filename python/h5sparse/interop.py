@@ -1,0 +1,162 @@
+"""Sparse datasets as the Python ecosystem's sparse types, through coordinate I/O: scipy.sparse
+(2-D COO, CSR, CSC), pydata sparse.COO (any rank, with the dataset's fill value) and dask arrays
+whose blocks are sparse.COO (out of core, on a cluster). Each import happens on first use:
+h5sparse needs none of them."""
+import numpy as np
+
+from .coo import read_coo, write_coo
+
+# A dask array of a dataset gets at most about this many blocks by default: a graph of 2^42
+# chunk reads (a 2^31 x 2^31 extent of 1024 x 1024 chunks) would not fit in memory.
+_MAX_BLOCKS = 4096
+
+
+def _box(dset, region):
+    """(start, shape) of a region given as slices with step 1 (and integers), default all."""
+    if region is None:
+        region = ()
+    if not isinstance(region, tuple):
+        region = (region,)
+    if len(region) > len(dset.shape):
+        raise IndexError(f"region {region!r} has more dimensions than the {len(dset.shape)}-D dataset")
+    region = region + (slice(None),) * (len(dset.shape) - len(region))
+    start, shape = [], []
+    for index, n in zip(region, dset.shape):
+        if isinstance(index, (int, np.integer)):
+            i = int(index) + (n if index < 0 else 0)
+            if not 0 <= i < n:
+                raise IndexError(f"index {index} is outside a dimension of {n}")
+            start.append(i)
+            shape.append(1)
+        elif isinstance(index, slice) and index.step in (None, 1):
+            a, b, _ = index.indices(n)
+            start.append(a)
+            shape.append(max(b - a, 0))
+        else:
+            raise TypeError(f"a region here is slices with step 1 (a box), got {index!r}")
+    return tuple(start), tuple(shape)
+
+
+def _region_of(start, shape):
+    return tuple(slice(a, a + n) for a, n in zip(start, shape))
+
+
+def _local(dset, region):
+    """(coords relative to the box, values, box shape) of the defined elements of a box."""
+    start, shape = _box(dset, region)
+    coords, values = read_coo(dset, _region_of(start, shape))
+    return (coords - np.asarray(start, dtype=np.uint64)).astype(np.int64), values, shape
+
+
+def to_scipy(dset, region=None, format="coo"):
+    """The defined elements of a 2-D dataset's box `region` (default all) as a scipy.sparse array
+    of the box's shape: format "coo", "csr" or "csc". Undefined elements are the array's
+    implicit zeros, whatever the dataset's fill value."""
+    import scipy.sparse
+    if len(dset.shape) != 2:
+        raise ValueError(f"scipy.sparse holds 2-D arrays; {dset.name} has {len(dset.shape)} dimensions")
+    if format not in ("coo", "csr", "csc"):
+        raise ValueError(f"format must be 'coo', 'csr' or 'csc', got {format!r}")
+    coords, values, shape = _local(dset, region)
+    index = np.int32 if max(shape, default=0) < 2**31 and len(values) < 2**31 else np.int64
+    rows, cols = coords[:, 0].astype(index), coords[:, 1].astype(index)
+    if format == "coo":
+        return scipy.sparse.coo_array((values, (rows, cols)), shape=shape)
+    # Row-major already: the row pointers follow from counting, with no sort.
+    indptr = np.zeros(shape[0] + 1, dtype=index)
+    np.cumsum(np.bincount(rows, minlength=shape[0]), out=indptr[1:])
+    csr = scipy.sparse.csr_array((values, cols, indptr), shape=shape)
+    return csr if format == "csr" else csr.tocsc()
+
+
+def from_scipy(dset, matrix, offset=(0, 0)):
+    """Defines the stored entries of a 2-D scipy.sparse matrix or array (explicit zeros too;
+    duplicates summed, as scipy sums them) at `offset` in the dataset."""
+    coo = matrix.tocoo(copy=True)
+    coo.sum_duplicates()
+    coords = np.stack([coo.row.astype(np.int64) + int(offset[0]), coo.col.astype(np.int64) + int(offset[1])], axis=1)
+    write_coo(dset, coords, coo.data)
+
+
+def _fill_value(dset):
+    fill = dset.fillvalue
+    return fill if fill is not None else np.zeros((), dset.dtype)[()]
+
+
+def to_sparse(dset, region=None):
+    """The box `region` (default all) as a pydata sparse.COO of the box's shape whose fill value
+    is the dataset's (undefined elements read as it, as they do through dset[...])."""
+    import sparse
+    coords, values, shape = _local(dset, region)
+    return sparse.COO(coords.T, values, shape=shape, fill_value=_fill_value(dset), has_duplicates=False,
+                      sorted=True)
+
+
+def from_sparse(dset, array, offset=None):
+    """Defines the stored elements of a pydata sparse array at `offset` (default the origin).
+    Its fill value must be the dataset's: the elements it leaves out read as the dataset's."""
+    import sparse
+    coo = sparse.as_coo(array)
+    fill = _fill_value(dset)
+    if not np.array_equal(np.asarray(coo.fill_value, dtype=dset.dtype), np.asarray(fill, dtype=dset.dtype)):
+        raise ValueError(f"the array's fill value {coo.fill_value!r} differs from {dset.name}'s {fill!r}")
+    offset = np.zeros(coo.ndim, np.int64) if offset is None else np.asarray(offset, np.int64)
+    write_coo(dset, coo.coords.T.astype(np.int64) + offset, coo.data)
+
+
+def _block_shape(dset, chunks):
+    """Whole dataset chunks per block, doubled along the dimensions in turn until the blocks
+    number at most _MAX_BLOCKS."""
+    if chunks is not None:
+        return tuple(int(c) for c in chunks)
+    block = list(dset.chunks)
+    count = lambda: np.prod([-(-n // b) for n, b in zip(dset.shape, block)], dtype=float)  # noqa: E731
+    d = 0
+    while count() > _MAX_BLOCKS:
+        if block[d] < dset.shape[d]:
+            block[d] *= 2
+        d = (d + 1) % len(block)
+    return tuple(block)
+
+
+def _occupied_blocks(dset, block):
+    """Indices of the blocks that hold a stored chunk (the others need no read)."""
+    occupied = set()
+    dset.id.chunk_iter(lambda info: occupied.add(tuple(o // b for o, b in zip(info.chunk_offset, block))))
+    return occupied
+
+
+def _empty_block(shape, dtype, fill):
+    import sparse
+    return sparse.COO(np.zeros((len(shape), 0), np.int64), np.zeros(0, dtype), shape=shape, fill_value=fill)
+
+
+def _read_block(path, name, start, shape):
+    import h5py
+    with h5py.File(path, "r") as f:
+        return to_sparse(f[name], _region_of(start, shape))
+
+
+def to_dask(dset, chunks=None):
+    """A dask array of the dataset whose blocks are sparse.COO (fill value the dataset's), read
+    when computed: each block opens the file by name, so it runs out of core and on a dask
+    cluster whose workers see the file and load h5sparse's connector. Blocks are `chunks`
+    (default: whole dataset chunks, grouped so that there are at most 4096 blocks). With a
+    fill value other than 0, pydata sparse refuses to combine the partial sums of blocks of
+    different shapes (their fill values differ): sums and means want a zero fill value."""
+    import dask.array as da
+    import sparse
+    from dask.highlevelgraph import HighLevelGraph
+    block = _block_shape(dset, chunks)
+    dims = [tuple(min(b, n - a) for a in range(0, n, b)) or (0,) for n, b in zip(dset.shape, block)]
+    name = f"h5sparse-{dset.file.filename}-{dset.name}-{block}"
+    occupied = _occupied_blocks(dset, block)
+    fill = _fill_value(dset)
+    graph = {}
+    for index in np.ndindex(*[len(c) for c in dims]):
+        start = tuple(b * i for b, i in zip(block, index))
+        shape = tuple(c[i] for c, i in zip(dims, index))
+        graph[(name,) + index] = ((_read_block, dset.file.filename, dset.name, start, shape) if index in occupied
+                                  else (_empty_block, shape, dset.dtype, fill))
+    meta = sparse.COO.from_numpy(np.zeros((0,) * len(dset.shape), dset.dtype), fill_value=fill)
+    return da.Array(HighLevelGraph.from_collections(name, graph), name, chunks=tuple(dims), meta=meta)

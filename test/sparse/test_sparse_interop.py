@@ -1,0 +1,84 @@
+"""The Python ecosystem's sparse types on real files through the connector: scipy.sparse COO,
+CSR and CSC, pydata sparse.COO with the dataset's fill value, and dask arrays of sparse.COO
+blocks whose reductions equal numpy's on the dense data."""
+import dask.array as da
+import h5py
+import numpy as np
+import pytest
+import scipy.sparse
+import sparse
+
+import h5sparse
+
+
+def test_scipy_round_trips(tmp_path):
+    m = scipy.sparse.random(300, 200, density=0.05, format="csr", random_state=4, dtype=np.float64)
+    with h5py.File(tmp_path / "s.h5", "w") as f:
+        d = f.create_dataset("x", shape=(1000, 500), dtype="f8", chunks=(64, 64),
+                             **h5sparse.Sparse(values=h5sparse.Blosc("lz4")))
+        h5sparse.from_scipy(d, m, offset=(100, 250))
+        for fmt, cls in (("coo", scipy.sparse.coo_array), ("csr", scipy.sparse.csr_array),
+                         ("csc", scipy.sparse.csc_array)):
+            got = h5sparse.to_scipy(d, np.s_[100:400, 250:450], format=fmt)
+            assert isinstance(got, cls) and got.shape == (300, 200)
+            np.testing.assert_array_equal(got.toarray(), m.toarray())
+        whole = h5sparse.to_scipy(d, format="csr")
+        assert whole.shape == (1000, 500) and whole.nnz == m.nnz
+        np.testing.assert_array_equal(whole.toarray()[100:400, 250:450], m.toarray())
+        part = h5sparse.to_scipy(d, np.s_[150:160, :])
+        np.testing.assert_array_equal(part.toarray(), d[150:160, :])
+        with pytest.raises(TypeError, match="step 1"):
+            h5sparse.to_scipy(d, np.s_[::2, :])
+        with pytest.raises(h5sparse.H5SparseError, match="outside the extent"):
+            h5sparse.from_scipy(d, m, offset=(900, 0))
+        assert h5sparse.to_scipy(d).nnz == m.nnz  # nothing written by the refused call
+
+
+def test_pydata_sparse_round_trips_with_the_fill_value(tmp_path):
+    s = sparse.random((20, 30, 40), density=0.02, random_state=2, fill_value=-1.5)
+    with h5py.File(tmp_path / "p.h5", "w") as f:
+        d = f.create_dataset("x", shape=(20, 30, 40), dtype="f8", chunks=(8, 8, 8), fillvalue=-1.5,
+                             **h5sparse.Sparse())
+        h5sparse.from_sparse(d, s)
+        got = h5sparse.to_sparse(d)
+        assert got.fill_value == -1.5 and got.nnz == s.nnz
+        np.testing.assert_array_equal(got.todense(), s.todense())
+        np.testing.assert_array_equal(got.todense(), d[...])
+        box = h5sparse.to_sparse(d, np.s_[3:9, :, 10:20])
+        np.testing.assert_array_equal(box.todense(), d[3:9, :, 10:20])
+        with pytest.raises(ValueError, match="fill value"):
+            h5sparse.from_sparse(d, sparse.random((2, 2, 2), density=0.5, fill_value=0.0))
+
+
+@pytest.mark.parametrize("fill", [0.0, 2.0])
+def test_dask_reductions_equal_numpys(tmp_path, fill):
+    rng = np.random.default_rng(6)
+    path = tmp_path / "d.h5"
+    with h5py.File(path, "w") as f:
+        d = f.create_dataset("x", shape=(500, 300), dtype="f4", chunks=(64, 32), fillvalue=fill,
+                             **h5sparse.Sparse())
+        coords = np.stack([rng.integers(0, 500, 4000), rng.integers(0, 300, 4000)], axis=1)
+        h5sparse.write_coo(d, coords, rng.normal(size=4000).astype("f4"))
+        dense = d[...]
+    with h5py.File(path, "r") as f:
+        x = h5sparse.to_dask(f["x"])
+        assert x.chunks[0][0] == 64 and x.chunks[1][0] == 32
+        block = x.blocks[0, 0].compute()
+        assert isinstance(block, sparse.COO) and block.fill_value == fill
+        np.testing.assert_allclose(x.max(axis=0).compute().todense(), dense.max(axis=0))
+        np.testing.assert_array_equal(x[100:200, 17:99].compute().todense(), dense[100:200, 17:99])
+        if fill == 0:  # pydata sparse combines partial sums only when their fill values agree
+            np.testing.assert_allclose(x.sum().compute(), dense.sum(dtype="f8"), rtol=1e-5)
+            y = h5sparse.to_dask(f["x"], chunks=(100, 300))
+            assert y.numblocks == (5, 1)
+            np.testing.assert_allclose(y.mean().compute(), dense.mean(dtype="f8"), rtol=1e-5)
+
+
+def test_dask_graphs_of_huge_extents_stay_small(tmp_path):
+    with h5py.File(tmp_path / "h.h5", "w") as f:
+        d = f.create_dataset("x", shape=(2**31, 2**31), dtype="f4", chunks=(1024, 1024), **h5sparse.Sparse())
+        h5sparse.write_coo(d, [[5, 7], [2**31 - 1, 2**30]], [1.0, 2.0])
+    with h5py.File(tmp_path / "h.h5", "r") as f:
+        x = h5sparse.to_dask(f["x"])
+        assert np.prod(x.numblocks) <= 4096
+        assert x.sum().compute() == 3.0
