@@ -1,5 +1,6 @@
 // Fuzz target: the structured chunk decoder with every section pipeline kind. Property: any
-// input either decodes to values consistent with its selection or throws our Error.
+// input either decodes to values consistent with its selection or throws our Error; the
+// element-list decoder (coordinate I/O) gives the same elements and values, or refuses too.
 #include <cstdint>
 #include <cstdlib>
 
@@ -21,10 +22,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   layout.element_size = 4;
   layout.selection_pipeline = kPipelines[data[0] & 3];
   layout.values_pipeline = kPipelines[(data[0] >> 2) & 3];
+  bool decoded = false;
+  StructuredChunk c;
   try {
-    const StructuredChunk c = decode_chunk(data + 1, size - 1, layout);
+    c = decode_chunk(data + 1, size - 1, layout);
     if (c.values.size() != c.defined.defined_count() * 4) std::abort();
+    decoded = true;
   } catch (const Error&) {
+  }
+  try {
+    const ChunkElements e = decode_chunk_elements(data + 1, size - 1, layout);
+    if (!decoded || e.values != c.values ||
+        !(selection_of(e.offsets.data(), e.offsets.size(), c.defined.element_count()) == c.defined))
+      std::abort();
+  } catch (const Error&) {
+    if (decoded) std::abort();
   }
   return 0;
 }

@@ -1,7 +1,8 @@
 // Fuzz target: the section 0 decoder. Property: any input either decodes to a selection that
 // re-encodes and decodes to itself, or throws Error(corrupt_data); nothing else, no overrun.
 // Rice offsets (tag 6) also agree with a bit-at-a-time reader of the format: the same offsets,
-// or both refusing.
+// or both refusing. The offset-list decoder (coordinate I/O) agrees with the bitmap decoder:
+// the same elements, or both refusing; and the list re-encodes to the same bytes.
 #include <cstdint>
 #include <cstdlib>
 
@@ -27,9 +28,22 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     const Bytes again = encode_selection(s, dims);
     if (!(decode_selection(again.data(), again.size(), dims) == s)) std::abort();
+    std::vector<std::uint32_t> offsets;
+    decode_selection_offsets(data + 1, size - 1, dims, offsets);
+    if (!(selection_of(offsets.data(), offsets.size(), s.element_count()) == s) ||
+        offsets.size() != s.defined_count())
+      std::abort();
+    if (encode_selection(offsets.data(), offsets.size(), dims) != again) std::abort();
   } catch (const Error& e) {
     if (e.code() != ErrorCode::corrupt_data) std::abort();
     if (rice) std::abort();  // the reference reads what the core refused
+    std::vector<std::uint32_t> offsets;
+    try {
+      decode_selection_offsets(data + 1, size - 1, dims, offsets);
+      std::abort();  // the list decoder took what the bitmap decoder refused
+    } catch (const Error& e2) {
+      if (e2.code() != ErrorCode::corrupt_data) std::abort();
+    }
   }
   return 0;
 }

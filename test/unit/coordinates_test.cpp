@@ -300,3 +300,23 @@ TEST(Coordinates, CorruptChunksAndFailingStores) {
   EXPECT_EQ(refusing.chunks.size(), 2u);
   EXPECT_TRUE(refusing.chunks.count(Coords{0, 0}) && refusing.chunks.count(Coords{0, 4}));
 }
+
+// Elements an edge chunk holds past the extent (left by writers without the connector, or a
+// shrink) are not the dataset's: scans never return them.
+TEST(Coordinates, ScansStopAtTheExtent) {
+  const Coords chunk{8, 8};
+  const SparseEngine engine(params_for(chunk), 0);
+  MemoryChunkStore store;
+  const ChunkGrid wide(Coords{16, 16}, chunk);
+  std::vector<std::uint64_t> coords;
+  std::vector<Value> values;
+  for (std::uint64_t i = 0; i < 16; ++i) {
+    coords.insert(coords.end(), {i, i});
+    values.push_back(Value(i));
+  }
+  engine.write_coordinates(store, wide, coords.data(), values.size(), bytes_of(values));
+  const ChunkGrid narrow(Coords{13, 11}, chunk);  // the same chunks under a smaller extent
+  Model model;
+  for (std::uint64_t i = 0; i < 11; ++i) model[Coords{i, i}] = Value(i);
+  expect_scan_matches(engine, store, narrow, model, {whole(Coords{13, 11})}, "smaller extent");
+}

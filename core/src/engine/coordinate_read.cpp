@@ -207,11 +207,13 @@ class Scan {
     if (!scan_.values) part.elements.values = Bytes();
   }
 
-  // True when the box holds every element of the chunk inside the extent.
+  // True when the box holds every element of the chunk, which lies inside the extent (an edge
+  // chunk is always cut: writers without the connector may have defined elements past the
+  // extent, which are not the dataset's).
   bool covers_chunk(const LocalBox& b, const Coords& origin) const {
     for (std::size_t d = 0; d < rank_; ++d) {
-      const std::uint64_t inside = std::min(grid_.chunk_dims()[d], grid_.dataset_dims()[d] - origin[d]);
-      if (b.lo[d] != 0 || b.hi[d] < inside) return false;
+      if (origin[d] + grid_.chunk_dims()[d] > grid_.dataset_dims()[d]) return false;
+      if (b.lo[d] != 0 || b.hi[d] < grid_.chunk_dims()[d]) return false;
     }
     return true;
   }
