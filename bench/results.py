@@ -52,6 +52,13 @@ def replace_section(name, markdown, path=RESULTS_MD):
     print(f"[results] section {name} written to {shown}", file=sys.stderr, flush=True)
 
 
+def md_table(header, rows, right_from=2):
+    """A Markdown table; columns from `right_from` on are right-aligned."""
+    out = ["| " + " | ".join(header) + " |",
+           "|" + "|".join("---" if i < right_from else "---:" for i in range(len(header))) + "|"]
+    return "\n".join(out + ["| " + " | ".join(str(c) for c in row) + " |" for row in rows])
+
+
 def add_argument(parser):
     """The --results-md option every benchmark takes."""
     parser.add_argument("--results-md", metavar="PATH",
@@ -76,12 +83,25 @@ def write(args, name, markdown, quick=False):
     replace_section(name, markdown, path)
 
 
+def toolchain_prefix(build=True):
+    """The variables scripts/dev was given: H5SPARSE_HDF5=2 and (`build`) a build tree other than
+    the default one, as words to put before the command."""
+    hdf5 = os.environ.get("H5SPARSE_HDF5", "")
+    words = ["H5SPARSE_HDF5=2"] if hdf5.startswith("2") else []
+    default = os.path.join(REPO, "build" if not words else "build-hdf5-2")
+    build = build and os.environ.get("H5SPARSE_BUILD_DIR")
+    if build and os.path.normpath(build) != default:
+        rel = os.path.relpath(build, REPO)
+        words.append(f"H5SPARSE_BUILD_DIR=$PWD/{rel}" if not rel.startswith("..") else f"H5SPARSE_BUILD_DIR={build}")
+    return "".join(w + " " for w in words)
+
+
 def command_line(argv=None, prefix="scripts/dev run python3"):
     """The command that ran this script, as typed from the repository root."""
     argv = sys.argv if argv is None else argv
     rel = os.path.relpath(os.path.abspath(argv[0]), REPO)
     args = " ".join(shlex.quote(a) for a in argv[1:])
-    return f"{prefix} {rel}{' ' + args if args else ''}"
+    return f"{toolchain_prefix()}{prefix} {rel}{' ' + args if args else ''}"
 
 
 def git_describe():
@@ -136,7 +156,7 @@ def machine_line(quick=False, extra=""):
     load = os.getloadavg()
     parts.append(f"{cpu_model()} x {os.cpu_count()}, load average at start {load[0]:.2f}")
     line = ", ".join(parts) + (f", {extra}" if extra else "")
-    return line + (" (--quick: smaller sizes, a smoke run)" if quick else "") + "."
+    return line + (" (a --quick or partial run)" if quick else "") + "."
 
 
 def preamble(title, quick=False, command=None, extra=""):
