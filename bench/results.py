@@ -105,14 +105,18 @@ def command_line(argv=None, prefix="scripts/dev run python3"):
 
 
 def git_describe():
+    """The commit, with a note when tracked files differ from it; where git cannot see the
+    repository (a worktree inside a toolchain root), what scripts/dev found outside."""
     try:
         head = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"], capture_output=True,
                               text=True).stdout.strip()
         dirty = subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--untracked-files=no"],
                                capture_output=True, text=True).stdout.strip()
-        return (head or "unknown") + (" (with uncommitted changes)" if dirty else "")
     except OSError:
-        return "unknown"
+        head = ""
+    if not head:
+        return os.environ.get("H5SPARSE_COMMIT") or "unknown"
+    return head + (" (with uncommitted changes)" if dirty else "")
 
 
 def build_type(plugin_dirs):
