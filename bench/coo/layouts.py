@@ -27,10 +27,20 @@ absent point); bench/coo/run.py checks them against the input, after the clock.
                   read-modify-write of the whole array, an erase writes zeros into the box.
 """
 import os
+import sys
 
 import numpy as np
 
-H5PY_LAYOUTS = ("h5sparse", "coo", "csr", "dense")
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# Where bench/coo/install-tiledb puts TileDB-Py for this interpreter's version.
+BENCH_SITE = os.path.join(REPO, "build", "bench-site", f"python{sys.version_info[0]}.{sys.version_info[1]}")
+
+
+def use_bench_site():
+    """Makes TileDB-Py importable when install-tiledb has run: after the interpreter's own
+    packages, so that their numpy stays the one in use."""
+    if os.path.isdir(BENCH_SITE) and BENCH_SITE not in sys.path:
+        sys.path.append(BENCH_SITE)
 
 
 def codec_kwargs(codec):
@@ -53,6 +63,13 @@ def _create_1d(group, name, data, chunk, codec):
 
 def _keys(rows, cols, ncols):
     return rows.astype(np.int64) * ncols + cols.astype(np.int64)
+
+
+def _element_reads(h5py, path, pts):
+    """`dset[i, j]` per point: what a dataset with holes (or a dense one) answers directly."""
+    with h5py.File(path, "r") as f:
+        d = f["x"]
+        return np.array([d[int(i), int(j)] for i, j in pts], dtype=np.float32)
 
 
 def _in_box(rows, cols, region):
@@ -84,9 +101,7 @@ class H5Sparse:
             return self.h5sparse.read_coo(f["x"], region=box)[1]
 
     def points(self, path, pts):
-        with self.h5py.File(path, "r") as f:
-            d = f["x"]
-            return np.array([d[int(i), int(j)] for i, j in pts], dtype=np.float32)
+        return _element_reads(self.h5py, path, pts)
 
     def update(self, path, coords, values):
         with self.h5py.File(path, "r+") as f:
@@ -97,43 +112,47 @@ class H5Sparse:
             self.h5sparse.erase(f["x"], np.s_[region[0]:region[1], region[2]:region[3]])
 
 
-class Coo:
+class _Native:
+    """A layout of stock HDF5 datasets (no connector), the codec's plugin loaded before the clock."""
+
     def __init__(self, spec, codec):
         import h5py
         self.h5py, self.spec, self.codec = h5py, spec, codec
         if codec == "blosc-lz4":
             h5py.h5z.filter_avail(32001)
 
-    def _store(self, f, rows, cols, values):
+
+class _Triplets(_Native):
+    """COO and CSR: 1-D datasets in group x, stored row-major, one of them the values (VALUES)
+    and one the column of each (COLS); a subclass says where a row range lies (_row_span) and
+    what the key (row * columns + column) of every stored element is (_stored_keys)."""
+    COLS = VALUES = None
+
+    def _replace(self, f, arrays):
         g = f.require_group("x")
-        for name, a in (("rows", rows), ("cols", cols), ("values", values)):
+        for name, a in arrays:
             if name in g:
                 del g[name]
             _create_1d(g, name, a, self.spec["chunk"], self.codec)
-
-    def write(self, path, coords, values):
-        order = np.argsort(_keys(coords[:, 0], coords[:, 1], self.spec["shape"][1]), kind="stable")
-        with self.h5py.File(path, "w") as f:
-            self._store(f, coords[order, 0], coords[order, 1], values[order])
+        return g
 
     def read(self, path, region=None):
         with self.h5py.File(path, "r") as f:
             g = f["x"]
             if region is None:
-                _coords = g["rows"][...], g["cols"][...]
-                return g["values"][...]
+                return {name: g[name][...] for name in g}[self.VALUES]
             r0, r1, c0, c1 = region
-            a, b = np.searchsorted(g["rows"][...], [r0, r1])
-            cols, values = g["cols"][a:b], g["values"][a:b]
+            a, b = self._row_span(g, r0, r1)
+            cols, values = g[self.COLS][a:b], g[self.VALUES][a:b]
             return values[(cols >= c0) & (cols < c1)]
 
     def points(self, path, pts):
         out = np.zeros(len(pts), dtype=np.float32)
         with self.h5py.File(path, "r") as f:
             g = f["x"]
-            rows, cols, values = g["rows"][...], g["cols"], g["values"]
+            span, cols, values = self._row_spanner(g), g[self.COLS], g[self.VALUES]
             for n, (i, j) in enumerate(pts):
-                a, b = np.searchsorted(rows, [i, i + 1])
+                a, b = span(i)
                 found = cols[a:b]
                 k = int(np.searchsorted(found, j))
                 if k < len(found) and found[k] == j:
@@ -143,36 +162,46 @@ class Coo:
     def update(self, path, coords, values):
         with self.h5py.File(path, "r+") as f:
             g = f["x"]
-            stored = _keys(g["rows"][...], g["cols"][...], self.spec["shape"][1])
-            at = np.searchsorted(stored, _keys(coords[:, 0], coords[:, 1], self.spec["shape"][1]))
-            v = g["values"][...]
+            at = np.searchsorted(self._stored_keys(g), _keys(coords[:, 0], coords[:, 1], self.spec["shape"][1]))
+            v = g[self.VALUES][...]
             v[at] = values
-            g["values"][...] = v
+            g[self.VALUES][...] = v
+
+    def _row_span(self, g, r0, r1):
+        return self._row_spanner(g)(r0, r1)
+
+
+class Coo(_Triplets):
+    COLS, VALUES = "cols", "values"
+
+    def write(self, path, coords, values):
+        order = np.argsort(_keys(coords[:, 0], coords[:, 1], self.spec["shape"][1]), kind="stable")
+        with self.h5py.File(path, "w") as f:
+            self._replace(f, (("rows", coords[order, 0]), ("cols", coords[order, 1]), ("values", values[order])))
+
+    def _row_spanner(self, g):
+        rows = g["rows"][...]   # no index: the row of every element, read whole
+        return lambda r0, r1=None: np.searchsorted(rows, [r0, r0 + 1 if r1 is None else r1])
+
+    def _stored_keys(self, g):
+        return _keys(g["rows"][...], g["cols"][...], self.spec["shape"][1])
 
     def erase(self, path, region):
         with self.h5py.File(path, "r+") as f:
             g = f["x"]
             rows, cols, values = g["rows"][...], g["cols"][...], g["values"][...]
             keep = ~_in_box(rows, cols, region)
-            self._store(f, rows[keep], cols[keep], values[keep])
+            self._replace(f, (("rows", rows[keep]), ("cols", cols[keep]), ("values", values[keep])))
 
 
-class Csr:
-    def __init__(self, spec, codec):
-        import h5py
-        self.h5py, self.spec, self.codec = h5py, spec, codec
-        if codec == "blosc-lz4":
-            h5py.h5z.filter_avail(32001)
+class Csr(_Triplets):
+    COLS, VALUES = "indices", "data"
 
     def _store(self, f, data, indices, indptr):
-        g = f.require_group("x")
+        g = self._replace(f, (("data", data), ("indices", indices), ("indptr", indptr)))
         g.attrs["encoding-type"] = "csr_matrix"
         g.attrs["encoding-version"] = "0.1.0"
         g.attrs["shape"] = np.array(self.spec["shape"], dtype=np.int64)
-        for name, a in (("data", data), ("indices", indices), ("indptr", indptr)):
-            if name in g:
-                del g[name]
-            _create_1d(g, name, a, self.spec["chunk"], self.codec)
 
     def write(self, path, coords, values):
         import scipy.sparse   # imported before the clock by preload()
@@ -181,41 +210,15 @@ class Csr:
         with self.h5py.File(path, "w") as f:
             self._store(f, m.data, m.indices.astype(np.int32), m.indptr.astype(np.int64))
 
-    def read(self, path, region=None):
-        with self.h5py.File(path, "r") as f:
-            g = f["x"]
-            if region is None:
-                _structure = g["indptr"][...], g["indices"][...]
-                return g["data"][...]
-            r0, r1, c0, c1 = region
-            ptr = g["indptr"][r0:r1 + 1]
-            indices, data = g["indices"][ptr[0]:ptr[-1]], g["data"][ptr[0]:ptr[-1]]
-            return data[(indices >= c0) & (indices < c1)]
-
-    def points(self, path, pts):
-        out = np.zeros(len(pts), dtype=np.float32)
-        with self.h5py.File(path, "r") as f:
-            g = f["x"]
-            indptr, indices, data = g["indptr"], g["indices"], g["data"]
-            for n, (i, j) in enumerate(pts):
-                a, b = indptr[i:i + 2]
-                found = indices[a:b]
-                k = int(np.searchsorted(found, j))
-                if k < len(found) and found[k] == j:
-                    out[n] = data[a + k]
-        return out
+    def _row_spanner(self, g):
+        indptr = g["indptr"]
+        return lambda r0, r1=None: indptr[r0:(r0 + 1 if r1 is None else r1) + 1][[0, -1]]
 
     def _rows(self, indptr):
         return np.repeat(np.arange(len(indptr) - 1, dtype=np.int64), np.diff(indptr))
 
-    def update(self, path, coords, values):
-        with self.h5py.File(path, "r+") as f:
-            g = f["x"]
-            stored = _keys(self._rows(g["indptr"][...]), g["indices"][...], self.spec["shape"][1])
-            at = np.searchsorted(stored, _keys(coords[:, 0], coords[:, 1], self.spec["shape"][1]))
-            data = g["data"][...]
-            data[at] = values
-            g["data"][...] = data
+    def _stored_keys(self, g):
+        return _keys(self._rows(g["indptr"][...]), g["indices"][...], self.spec["shape"][1])
 
     def erase(self, path, region):
         with self.h5py.File(path, "r+") as f:
@@ -224,16 +227,13 @@ class Csr:
             rows = self._rows(indptr)
             keep = ~_in_box(rows, indices, region)
             counts = np.bincount(rows[keep], minlength=len(indptr) - 1)
-            ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-            self._store(f, data[keep], indices[keep], ptr)
+            self._store(f, data[keep], indices[keep], np.concatenate([[0], np.cumsum(counts)]).astype(np.int64))
 
 
-class Dense:
+class Dense(_Native):
     def __init__(self, spec, codec):
-        import h5py
-        self.h5py, self.spec, self.kwargs = h5py, spec, codec_kwargs(codec)
-        if codec == "blosc-lz4":
-            h5py.h5z.filter_avail(32001)
+        super().__init__(spec, codec)
+        self.kwargs = codec_kwargs(codec)
 
     def write(self, path, coords, values):
         a = np.zeros(self.spec["shape"], dtype=np.float32)
@@ -249,9 +249,7 @@ class Dense:
             return f["x"][region[0]:region[1], region[2]:region[3]]
 
     def points(self, path, pts):
-        with self.h5py.File(path, "r") as f:
-            d = f["x"]
-            return np.array([d[int(i), int(j)] for i, j in pts], dtype=np.float32)
+        return _element_reads(self.h5py, path, pts)
 
     def update(self, path, coords, values):
         with self.h5py.File(path, "r+") as f:

@@ -49,9 +49,7 @@ from machine import Quiet, back_free_memory, busy_sentence, peak_rss  # noqa: E4
 import layouts  # noqa: E402
 import results  # noqa: E402
 
-BENCH_SITE = os.path.join(REPO, "build", "bench-site", f"python{sys.version_info[0]}.{sys.version_info[1]}")
-if os.path.isdir(BENCH_SITE):
-    sys.path.append(BENCH_SITE)   # after the toolchain's own packages: its numpy stays
+layouts.use_bench_site()
 
 MiB = 1 << 20
 FULL_CASES = ["4096/0.01%/256", "4096/0.1%/256", "4096/1%/256", "4096/10%/256",
