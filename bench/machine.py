@@ -1,5 +1,7 @@
-"""What the benchmarks ask of the machine they run on (shared by bench/run.py and bench/sparse/run.py)."""
+"""What the benchmarks ask of the machine they run on and measure of it (shared by bench/run.py,
+bench/sparse/run.py and bench/coo/run.py)."""
 import os
+import resource
 import time
 
 
@@ -30,3 +32,50 @@ def back_free_memory(nbytes=192 << 20):
     import numpy
     buf = numpy.ones(nbytes, dtype=numpy.uint8)  # every page written
     del buf  # munmap: the pages go back to the guest's free lists, reported only after a delay
+
+
+def peak_rss():
+    """Peak RSS of this process, bytes. VmHWM, not ru_maxrss: ru_maxrss carries over the
+    high-water mark of the (v)forked parent image across exec."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+class Quiet:
+    """Before each measurement, waits (bounded) until other processes use under half a core:
+    at most `wait` seconds per measurement and `budget` seconds in all; `busy` counts how many
+    measurements still started under load (for the report)."""
+
+    def __init__(self, wait=0.0, budget=0.0):
+        self.wait_s = wait
+        self.budget = budget
+        self.busy = {"measurements": 0, "started_busy": 0, "waited_s": 0.0, "quiet_wait": wait}
+
+    def wait(self):
+        if self.wait_s <= 0:
+            return
+        start = time.time()
+        while True:
+            busy = cpu_busy(0.1)
+            waited = time.time() - start
+            if busy < 0.5 or waited >= self.wait_s or self.busy["waited_s"] + waited >= self.budget:
+                break
+            time.sleep(0.25)
+        self.busy["measurements"] += 1
+        self.busy["started_busy"] += busy >= 0.5
+        self.busy["waited_s"] += time.time() - start
+
+
+def busy_sentence(b):
+    """One sentence on the load a Quiet's measurements met (its `busy`), or ''."""
+    if not b.get("measurements"):
+        return ""
+    return (f"Other processes kept at least half a core busy at the start of {b['started_busy']} of "
+            f"{b['measurements']} measurements (after waiting up to {b.get('quiet_wait', 0):g} s each for "
+            f"quiet, {b['waited_s']:.0f} s in all).")

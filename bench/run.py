@@ -32,14 +32,14 @@ ours and the peer each run in two processes, ABBA order, N-1 repetitions each):
   * LZF: through h5py, our plugin (h5py's LZF unregistered, so 32000 comes from the plugin path)
     vs h5py's built-in LZF, without and with HDF5's shuffle filter.
 Each process sees HDF5_PLUGIN_PATH pointing at one side only, no VOL connector, and no other
-BLOSC_* variables. Data and files live in /dev/shm. The Markdown goes to stdout and to
-bench/results/filters.md (filters-<variant>.md for partial or smaller runs), the raw
-measurements to the .json beside it.
+BLOSC_* variables. Data and files live in /dev/shm. The Markdown goes to stdout, to
+bench/results/filters.md (filters-<variant>.md for partial or smaller runs) and, for a full run,
+to this script's section of bench/RESULTS.md (--results-md PATH: of another file, for any run);
+the raw measurements to the .json beside filters.md.
 """
 import argparse
 import json
 import os
-import platform
 import shutil
 import subprocess
 import sys
@@ -47,6 +47,7 @@ import tempfile
 import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from machine import cpu_busy  # noqa: E402
+import results  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PEER_DIR = os.environ.get("H5SPARSE_PEER_PLUGIN_DIR", "/usr/lib/x86_64-linux-gnu/hdf5/serial/plugins")
@@ -242,23 +243,25 @@ def main():
                     help="before each measurement wait up to this many seconds for other load to go away")
     ap.add_argument("--out", help="Markdown file (default bench/results/filters.md for a full run, "
                     "filters-<variant>.md for --quick, --mb, --reps or --only runs)")
+    results.add_argument(ap)
     args = ap.parse_args()
     sections = set(args.only.split(","))
     if sections - set(SECTIONS):
         raise SystemExit(f"--only takes {','.join(SECTIONS)}")
     mb = args.mb or int(os.environ.get("H5SPARSE_BENCH_MB") or 0) or (32 if args.quick else 256)
     mb = max(16, (mb + 15) // 16 * 16)  # the 512-row chunks must tile the field
-    if not args.out:  # a partial or smaller run does not overwrite the full run's tables
-        variant = [v for v, on in (("quick", args.quick), (f"{mb}mb", mb != 256 and not args.quick),
-                                   (f"reps{args.reps}", args.reps != 3),
-                                   ("-".join(sorted(sections)), sections != set(SECTIONS))) if on]
+    # A partial or smaller run overwrites neither the full run's tables nor its RESULTS.md section.
+    variant = [v for v, on in (("quick", args.quick), (f"{mb}mb", mb != 256 and not args.quick),
+                               (f"reps{args.reps}", args.reps != 3),
+                               ("-".join(sorted(sections)), sections != set(SECTIONS))) if on]
+    if not args.out:
         name = "filters-" + "-".join(variant) + ".md" if variant else "filters.md"
         args.out = os.path.join(HERE, "results", name)
     argv = sys.argv[1:]
     if "--build" in argv:
         i = argv.index("--build")
         del argv[i:i + 2]
-    command = "scripts/dev bench" + "".join(" " + a for a in argv)
+    command = results.toolchain_prefix(build=False) + "scripts/dev bench" + "".join(" " + a for a in argv)
     if os.environ.get("H5SPARSE_BENCH_MB"):
         command = f"H5SPARSE_BENCH_MB={os.environ['H5SPARSE_BENCH_MB']} " + command
 
@@ -267,7 +270,7 @@ def main():
     started = time.time()
     try:
         b = Bench(args.build, data_dir, mb, args.reps, args.quiet_wait)
-        md = run_all(b, sections, command)
+        md = run_all(b, sections, command, partial=bool(variant))
     finally:
         shutil.rmtree(data_dir, ignore_errors=True)
     single = [r for r in b.records if "writes" in r and not r["tag"].endswith("t2")]
@@ -286,6 +289,7 @@ def main():
     with open(os.path.splitext(args.out)[0] + ".json", "w") as f:
         json.dump(b.records, f, indent=1)
     log(f"wrote {args.out}")
+    results.write(args, "bench/run.py", md, quick=bool(variant))
 
 
 def after_write_table(main_rows, datasets):
@@ -299,7 +303,7 @@ def after_write_table(main_rows, datasets):
         rows.append([ds, name, sname, f0(orr), f0(pr), f"{orr / pr:.2f}",
                      f"{o['faults_read']} / {p['faults_read']}",
                      f"{o['faults_read_after_write']} / {p['faults_read_after_write']}"])
-    return ("### Reads in the writing process (not the reported figure)\n\n"
+    return ("#### Reads in the writing process (not the reported figure)\n\n"
             "The same reads measured in the process that has just written the file (best of its "
             "repetitions), and the minor page faults of one whole-dataset read: in a fresh reader "
             "process (the tables above) and after the writes. c-blosc's per-block contexts raise glibc's "
@@ -309,18 +313,15 @@ def after_write_table(main_rows, datasets):
                      "faults/read fresh ours / peer", "after write ours / peer"], rows) + "\n")
 
 
-def run_all(b, sections, command):
+def run_all(b, sections, command, partial=False):
     info = b.run([b.exe, "info"], b.env(b.empty_dir), "info")
     gen = b.run([b.exe, "gen", "--dir", b.data_dir, "--mb", str(b.mb)], b.env(b.empty_dir), "gen")
     shapes = {"field": gen["field_shape"], "counts": gen["counts_shape"]}
     sizes = {"field": gen["field_bytes"], "counts": gen["counts_bytes"]}
     dtypes = {"field": "float32", "counts": "int32"}
-    import h5py  # only for its version line
-    try:
-        cpu = next(l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name"))
-    except (OSError, StopIteration):
-        cpu = platform.processor()
-    out = [f"# Filter benchmark\n\n`{command}`\n",
+    head = results.preamble("Filter plugins", partial, command=command,
+                            extra=f"c-blosc {info['c_blosc']}, peer plugin {os.path.join(PEER_DIR, PEER_BLOSC)}")
+    out = ["\n".join(head),
            f"Data: `field` float32 {shapes['field'][0]}x{shapes['field'][1]} ({sizes['field'] >> 20} MiB; "
            "smooth temperature-like field: gradient + 5 low-frequency waves + ±0.02 K noise) and "
            f"`counts` int32 {shapes['counts'][0]}x{shapes['counts'][1]} ({sizes['counts'] >> 20} MiB; Poisson "
@@ -329,9 +330,7 @@ def run_all(b, sections, command):
            f"ABBA order, {b.pair_reps} repetitions per process, best of all (other measurements: best of "
            f"{b.reps}; writes stop after 2 that agree within 2% or one over {LONG_MS // 1000} s), "
            "files in /dev/shm. MB/s = 10^6 uncompressed bytes per second; ratio = ours / peer "
-           "(> 1: ours faster); CR = uncompressed / stored size.\n",
-           f"Machine: {cpu}, {os.cpu_count()} cores; HDF5 {info['hdf5']}, c-blosc {info['c_blosc']}, "
-           f"h5py {h5py.__version__}, peer plugin {os.path.join(PEER_DIR, PEER_BLOSC)}.\n"]
+           "(> 1: ours faster); CR = uncompressed / stored size.\n"]
     verdicts = []
     datasets = ["field", "counts"]
 
@@ -374,7 +373,7 @@ def run_all(b, sections, command):
                     for what, ratio in (("write", ow / pw), ("read", orr / pr)):
                         if ratio < TARGET_SPEED:
                             misses.append(f"{ds} {name}/{sname} {what} {ratio:.2f}")
-            out.append(f"## Blosc (32001): ours vs hdf5-blosc, `{ds}`, 1 thread each\n")
+            out.append(f"#### Blosc (32001): ours vs hdf5-blosc, `{ds}`, 1 thread each\n")
             out.append(table(["complib", "shuffle", "ours write MB/s", "peer write MB/s", "ratio", "ours read MB/s",
                               "peer read MB/s", "ratio", "ours CR", "peer CR"], rows) + "\n")
         out.append(after_write_table(main_rows, datasets))
@@ -409,7 +408,7 @@ def run_all(b, sections, command):
                         misses.append(f"{ds} {flt} {what} {ratio:.2f}")
                 if o["stored"] != p["stored"]:
                     misses.append(f"{ds} {flt}: stored sizes differ")
-        out.append("## LZF (32000): ours vs h5py's built-in LZF, through h5py\n")
+        out.append("#### LZF (32000): ours vs h5py's built-in LZF, through h5py\n")
         out.append(table(["data", "filters", "ours write MB/s", "h5py write MB/s", "ratio", "ours read MB/s",
                           "h5py read MB/s", "ratio", "ours CR", "h5py CR"], rows) + "\n")
         verdicts.append(("LZF speed ratio >= 0.95 vs h5py's LZF at equal compression ratio", not misses,
@@ -450,7 +449,7 @@ def run_all(b, sections, command):
             for what, x in (("write", ww), ("read", wr)):
                 if x is not None and x > TARGET_OVERHEAD:
                     misses_warm.append(f"{name}/{sname} {what} {pct(x)}")
-        out.append("## Plugin overhead: filter callback vs the codec called directly on the same chunks\n")
+        out.append("#### Plugin overhead: filter callback vs the codec called directly on the same chunks\n")
         out.append("Codec = `h5sparse::blosc_compress/_decompress`, `lzf_compress/_decompress` on the same 1 MiB "
                    "chunks, each copied into a reused buffer first (untimed). Filter = time inside the plugin's "
                    "filter callback during H5Dwrite/H5Dread. Overhead = (filter − codec) / codec; the peer column "
@@ -498,7 +497,7 @@ def run_all(b, sections, command):
                 for what, x in (("write", sw), ("read", sr)):
                     if x < TARGET_THREADS:
                         misses.append(f"{name}/{sname} {what} {x:.2f}x")
-        out.append(f"## Threads: ours with BLOSC_NTHREADS=2 vs the single-threaded peer (`{ds}`)\n")
+        out.append(f"#### Threads: ours with BLOSC_NTHREADS=2 vs the single-threaded peer (`{ds}`)\n")
         out.append("Blocks = c-blosc blocks per 1 MiB chunk (the unit its threads share), read from the stored "
                    "frames: the peer's with one thread / ours with two (both c-blosc's automatic block size); "
                    "CR likewise. Last two columns: each plugin's own 2-thread speedup (write / read).\n")
@@ -507,7 +506,7 @@ def run_all(b, sections, command):
                           "ours 2T/1T", "peer 2T/1T"], rows) + "\n")
         verdicts.append((f"2 threads: ours >= {TARGET_THREADS}x the single-threaded peer", not misses,
                          "all rows" if not misses else "missed: " + "; ".join(misses)))
-    out.append("## Targets\n")
+    out.append("#### Targets\n")
     out.append(table(["target", "met", "detail"], [[t, "yes" if ok else "**no**", d] for t, ok, d in verdicts]))
     return "\n".join(out)
 

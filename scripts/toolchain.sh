@@ -93,7 +93,7 @@ run_in_root() {
   case "$cwd" in "$repo"|"$repo"/*) ;; *) cwd=$repo ;; esac
   local passthrough=() var
   for var in CI TERM BLOSC_NTHREADS H5SPARSE_NTHREADS H5SPARSE_BENCH_MB CTEST_PARALLEL_LEVEL H5SPARSE_BUILD_DIR \
-             H5SPARSE_HDF5; do
+             H5SPARSE_HDF5 H5SPARSE_COMMIT; do
     [ -n "${!var:-}" ] && passthrough+=("$var=${!var}")
   done
   unshare --mount --propagation private /bin/sh -c '

@@ -23,7 +23,11 @@ older commit) in place of pass_through, in the same rounds: a before/after compa
 shares the machine's drift.
 
 --instructions counts instructions with callgrind, --cache instruction- and data-cache
-misses with cachegrind (both deterministic; marginal cost of the work, startup excluded)."""
+misses with cachegrind (both deterministic; marginal cost of the work, startup excluded).
+
+Files go to $H5SPARSE_BENCH_DIR, else /dev/shm. The tables replace this script's section of
+bench/RESULTS.md (--results-md PATH: of another file; a --quick or --against run writes a
+section only there)."""
 import argparse
 import math
 import os
@@ -31,6 +35,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import results  # noqa: E402
 
 # The reference passthrough: HDF5's own built-in pass_through connector, the floor any
 # passthrough pays in a thread-safe HDF5 (every forwarded call is another locked API call).
@@ -164,23 +171,29 @@ def main():
     parser.add_argument("--cache", action="store_true", help="also count cache misses with cachegrind")
     parser.add_argument("--against", metavar="DIR",
                         help="plugin directory of another h5sparse build, measured in pass_through's column")
+    results.add_argument(parser)
     args = parser.parse_args()
+    partial = bool(args.quick or args.against)
+    bench_dir = os.environ.get("H5SPARSE_BENCH_DIR") or ("/dev/shm" if os.path.isdir("/dev/shm") else None)
     global AGAINST, PLUGINS
     AGAINST = args.against and os.path.abspath(args.against)
     PLUGINS = os.path.abspath(os.path.join(args.build, "plugins"))
     binary = os.path.join(args.build, "bin", "connector_bench")
     groups, mib = (2000, 64) if args.quick else (20000, 1024)
-    flags = (" --quick" if args.quick else "") + f" --rounds {args.rounds}" + \
-        (" --instructions" if args.instructions else "") + (" --cache" if args.cache else "") + \
-        (f" --against {args.against}" if args.against else "")
-    lines = [f"Command: `scripts/dev run python3 bench/connector/run.py{flags}`",
-             f"({groups:,} groups x 5 attributes; {mib:,} MiB dataset in 1 MiB chunks; 2,000 open/close; "
-             f"{args.rounds} alternating rounds, a fresh process per sample)", ""]
+    lines = results.preamble("Connector overhead", partial) + [
+        f"{groups:,} groups with 5 attributes each, created, then iterated with every attribute read; a {mib:,} MiB "
+        "dataset written and read in 1 MiB chunks, one `H5Dwrite`/`H5Dread` per chunk; 2,000 file open/close. "
+        "Native, HDF5's built-in `pass_through` (the reference passthrough) and h5sparse, each sample a fresh "
+        "process running one phase; the setups alternate within a round and the order reverses every other round, "
+        f"{args.rounds} rounds. Per setup the minimum and the median; the ratio to native three ways: of the minima, "
+        "of the medians, and the median of the per-round ratios (each sample over the native sample taken next to "
+        "it, which cancels drift slower than a round) with a distribution-free 95% confidence interval. "
+        f"Files in {bench_dir or 'the temporary directory'}.", ""]
     if AGAINST:
         lines += [f"The pass_through column is h5sparse from {AGAINST}.", ""]
     if args.rounds > 0:
         load_before = os.getloadavg()
-        with tempfile.TemporaryDirectory(dir=os.environ.get("H5SPARSE_BENCH_DIR")) as workdir:
+        with tempfile.TemporaryDirectory(dir=bench_dir) as workdir:
             samples = sample(binary, workdir, args.rounds, groups, mib)
         load_after = os.getloadavg()
         lines += [f"Load average (1, 5, 15 min) before: {', '.join(f'{x:.2f}' for x in load_before)}; "
@@ -189,7 +202,7 @@ def main():
         for clock in ("wall", "cpu"):
             lines += timing_table(samples, clock) + [""]
     if args.instructions or args.cache:
-        with tempfile.TemporaryDirectory(dir=os.environ.get("H5SPARSE_BENCH_DIR")) as workdir:
+        with tempfile.TemporaryDirectory(dir=bench_dir) as workdir:
             if args.instructions:
                 lines += ["Instructions (callgrind), marginal cost of 1,000 groups x 5 attributes created and "
                           "iterated / 16 MiB written and read / 500 open-close pairs; deterministic:", ""]
@@ -200,6 +213,7 @@ def main():
                 lines += event_table(marginal("cachegrind", binary, workdir),
                                      ["Ir", "I1mr", "ILmr", "D1mr", "DLmr"]) + [""]
     print("\n".join(lines))
+    results.write(args, "bench/connector/run.py", "\n".join(lines), quick=partial)
 
 
 if __name__ == "__main__":

@@ -15,15 +15,22 @@ time relative to Hangar's dense store.
 
     scripts/dev run python3 bench/hangar/run.py [--samples N] [--repeat R] [--quick]
                                                 [--values ramp|random] [--compression blosc|none]
+
+The tables replace this script's section of bench/RESULTS.md (--results-md PATH: of another
+file; a --quick run, one of a single compression or of fewer samples writes a section only
+there).
 """
 import argparse
 import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(REPO, "bench"))
+import results  # noqa: E402
 CONNECTOR = "h5sparse under_vol=0;under_info={}"
 DISTRIBUTIONS = ["full", "large", "uniform", "skewed", "heavy"]
 COMPRESSIONS = {"blosc:lz4hc 5 byte": "", "none": "none"}
@@ -84,9 +91,12 @@ def main():
     ap.add_argument("--quick", action="store_true", help="1000 samples, one run each")
     ap.add_argument("--store", default=os.path.join(REPO, "build", "bin", "hangar_store"))
     ap.add_argument("--json", help="also write the raw figures here")
+    results.add_argument(ap)
     a = ap.parse_args()
     if a.quick:
         a.samples, a.repeat = 1000, 1
+    partial = bool(a.quick or a.compression or a.samples < ap.get_default("samples"))
+    head = results.preamble("Hangar sample store", partial)
     load_before = os.getloadavg()
     workdir = tempfile.mkdtemp(prefix="hangar_bench_", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
     rows, index_rows, raw = [], [], []
@@ -116,18 +126,28 @@ def main():
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     load_after = os.getloadavg()
-    print()
-    print(table(["compression", "shapes", "mean size / max", "dense MiB", "sparse MiB", "sparse/dense size",
-                 "dense write samples/s / MB/s", "sparse write samples/s / MB/s", "sparse/dense write CPU time",
-                 "(wall)", "dense read samples/s / MB/s", "sparse read samples/s / MB/s",
-                 "sparse/dense read CPU time", "(wall)"], rows))
-    print()
-    print(table(["compression", "shapes"] + [f"{m} {i} write / dense fixed" for m, i in CONFIGS[1:]] +
-                [f"{m} {i} size / dense fixed" for m, i in CONFIGS[1:]], index_rows))
-    print(f"\n{n} samples of dtype {a.dtype} ({a.values} values), maximum shape 64x64x3, best of {a.repeat} interleaved runs; "
-          "throughput from the CPU time in the store calls; MB/s of sample bytes (not padding). "
-          f"Load average (1, 5, 15 min) before {load_before[0]:.1f} {load_before[1]:.1f} {load_before[2]:.1f}, "
-          f"after {load_after[0]:.1f} {load_after[1]:.1f} {load_after[2]:.1f}.")
+    md = head + [
+        "Hangar's HDF5_00 storage method (`hangar_store`, `workloads/hangar/`): dense with plain HDF5 and Hangar's "
+        "fixed-array chunk index, exactly as Hangar runs; sparse through the connector with the store's "
+        "extensible-array index; each mode in its own process, the same samples, digests verified on read. Times "
+        "cover the store calls only (creating the file, writing and flushing each sample, closing); /dev/shm.",
+        "",
+        table(["compression", "shapes", "mean size / max", "dense MiB", "sparse MiB", "sparse/dense size",
+               "dense write samples/s / MB/s", "sparse write samples/s / MB/s", "sparse/dense write CPU time",
+               "(wall)", "dense read samples/s / MB/s", "sparse read samples/s / MB/s",
+               "sparse/dense read CPU time", "(wall)"], rows),
+        "",
+        "The chunk index apart from sparseness: both modes with both indexes, against Hangar's dense store.",
+        "",
+        table(["compression", "shapes"] + [f"{m} {i} write / dense fixed" for m, i in CONFIGS[1:]] +
+              [f"{m} {i} size / dense fixed" for m, i in CONFIGS[1:]], index_rows),
+        "",
+        f"{n} samples of dtype {a.dtype} ({a.values} values), maximum shape 64x64x3, best of {a.repeat} interleaved "
+        "runs; throughput from the CPU time in the store calls; MB/s of sample bytes (not padding). "
+        f"Load average (1, 5, 15 min) before {load_before[0]:.1f} {load_before[1]:.1f} {load_before[2]:.1f}, "
+        f"after {load_after[0]:.1f} {load_after[1]:.1f} {load_after[2]:.1f}."]
+    print("\n".join(md), flush=True)
+    results.write(a, "bench/hangar/run.py", "\n".join(md), quick=partial)
     if a.json:
         with open(a.json, "w") as f:
             json.dump(raw, f, indent=1)

@@ -22,7 +22,9 @@ bytes for the direct methods):
           value is NaN)
 
 Best of --reps in one process, the methods interleaved per repetition; times are indicative
-on a shared machine. Markdown to stdout and bench/sparse/results/chunk_copy.md.
+on a shared machine. Markdown to stdout, bench/sparse/results/chunk_copy.md and (not --quick)
+this script's section of bench/RESULTS.md (--results-md PATH: of another file; a --quick run or
+one of other --densities writes a section only there).
 """
 import argparse
 import os
@@ -38,6 +40,8 @@ import h5sparse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.dirname(HERE))
+import results  # noqa: E402
 C_BENCH = os.path.join(os.environ.get("H5SPARSE_BUILD_DIR", os.path.join(REPO, "build")), "bin", "chunk_copy_bench")
 
 
@@ -119,7 +123,10 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--densities", default="0.001,0.01,0.1")
+    results.add_argument(ap)
     args = ap.parse_args()
+    partial = args.quick or args.densities != ap.get_default("densities")
+    head = results.preamble("Direct chunk copy", partial)
     n, chunk = (1024, 256) if args.quick else (4096, 256)
     if h5sparse.connector_version(h5py.File(tempfile.mktemp(dir="/dev/shm"), "w")) is None:
         sys.exit("the h5sparse connector is not active (run through scripts/dev run)")
@@ -140,7 +147,17 @@ def main():
             rows.append((density, defined, stored, best))
             print(f"[chunk-copy] {density}: " + ", ".join(f"{m} {t * 1e3:.1f} ms" for m, t in best.items()),
                   file=sys.stderr)
-    lines = [f"{n} x {n} float32, {chunk} x {chunk} chunks ({(n // chunk) ** 2} chunks), best of {args.reps}, ms:",
+    lines = [f"A {n} x {n} float32 sparse dataset in {chunk} x {chunk} chunks (values Blosc lz4 + byte shuffle, "
+             "selection Deflate(6), random elements defined) copied into a new dataset of the same properties, file "
+             "close included, each copy checked (values, defined elements, and stored bytes for the direct methods). "
+             "Direct: `struct` = `struct_chunks` + `read_struct_chunk` + `write_struct_chunk`, `native` = h5py "
+             "`read_direct_chunk` + `write_direct_chunk` (both decode each chunk once on write, to verify it). "
+             "Through the API: `points` = `get_defined`, then `H5Dread` + `H5Dwrite` of those points (exact for any "
+             "values); `dense` = `dst[...] = src[...]` into a fill-is-undefined dataset (exact here only because no "
+             "defined value is NaN). `struct C` / `native C`: the same in C (`bench/sparse/chunk_copy_bench.c`, "
+             "timed inside its own process from opening the source to closing the copy).",
+             "",
+             f"{n} x {n} float32, {chunk} x {chunk} chunks ({(n // chunk) ** 2} chunks), best of {args.reps}, ms:",
              "",
              "| density | defined | stored MiB | struct | native | struct C | native C | points (API) | dense (API) "
              "| points / struct C | dense / struct C | dense / native C |",
@@ -155,6 +172,7 @@ def main():
     os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
     with open(os.path.join(HERE, "results", "chunk_copy.md"), "w") as f:
         f.write(text + "\n")
+    results.write(args, "bench/sparse/chunk_copy.py", "\n".join(head + [text]), quick=partial)
 
 
 if __name__ == "__main__":

@@ -42,29 +42,18 @@ ones with it, as `scripts/dev run` sets it.
 """
 import json
 import os
-import resource
 import sys
 import time
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from machine import peak_rss  # noqa: E402
+
 POINTS_MAX_DENSITY = 0.10
 BLOSC_OPTS = (0, 0, 0, 0, 5, 1, 1)  # hdf5-blosc cd_values: clevel 5, byte shuffle, lz4
 CODECS = ("none", "blosc-lz4")
 LAYOUTS = ("sparse", "dense", "csr")
-
-
-def peak_rss():
-    """Peak RSS of this process, bytes. VmHWM, not ru_maxrss: ru_maxrss carries over the
-    high-water mark of the (v)forked parent image across exec."""
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 # --- inputs --------------------------------------------------------------------------------

@@ -9,7 +9,9 @@ along a row of one chunk, down a column of one chunk, at random inside one chunk
 random elements of the whole dataset. Layouts: sparse through the connector (its decoded-chunk
 cache, budget = the dataset's rdcc_nbytes, 1 MiB by default), sparse with rdcc_nbytes=0 (every
 read decodes its chunk), and dense through stock HDF5 (its chunk cache, 1 MiB). Each layout in
-its own process; microseconds per read, best of --reps passes; files in /dev/shm.
+its own process; microseconds per read, best of --reps passes; files in /dev/shm. The table
+replaces this script's section of bench/RESULTS.md (--results-md PATH: of another file; a run
+with other --reps or --densities writes a section only there).
 """
 import argparse
 import json
@@ -23,7 +25,9 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))
 import density  # noqa: E402
+import results  # noqa: E402
 
 N, CHUNK, READS = 4096, 256, 256
 PATTERNS = ("row in a chunk", "column in a chunk", "random in a chunk", "random in the dataset")
@@ -68,7 +72,10 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--densities", default="0.1,1")
+    results.add_argument(ap)
     args = ap.parse_args()
+    partial = (args.reps, args.densities) != (ap.get_default("reps"), ap.get_default("densities"))
+    head = results.preamble("Element-wise reads", partial)
     densities = [float(x) for x in args.densities.split(",")]
     workdir = tempfile.mkdtemp(prefix="h5sparse-elements-", dir="/dev/shm")
     density.prepare(workdir, N, densities, 10)
@@ -76,7 +83,7 @@ def main():
     for d in densities:
         tag = density.density_tag(d)
         for codec in density.CODECS:
-            results = {}
+            per_layout = {}
             for layout, rdcc in LAYOUTS:
                 path = os.path.join(workdir, f"{layout}_{codec}_{tag}.h5")
                 env = dict(os.environ)
@@ -92,16 +99,22 @@ def main():
                                    capture_output=True, text=True)
                 if p.returncode:
                     raise SystemExit(p.stderr[-2000:])
-                results[(layout, rdcc)] = json.loads(p.stdout.strip().splitlines()[-1])
+                per_layout[(layout, rdcc)] = json.loads(p.stdout.strip().splitlines()[-1])
             for name in PATTERNS:
-                s, s0, dn = (results[k][name] for k in LAYOUTS)
+                s, s0, dn = (per_layout[k][name] for k in LAYOUTS)
                 rows.append(f"| {codec} | {d * 100:g}% | {name} | {s:.1f} | {s0:.1f} | {dn:.1f} | {s / dn:.2f} | "
                             f"{s0 / s:.1f}x |")
-    print(f"`{' '.join(['scripts/dev run python3 bench/sparse/element_loop.py'] + sys.argv[1:])}`, "
-          f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: microseconds per `dset[i, j]`, best of {args.reps}.\n")
-    print("| codec | density | 256 reads | sparse | sparse, rdcc_nbytes=0 | dense | sparse/dense | cache gain |")
-    print("|---|---|---|---:|---:|---:|---:|---:|")
-    print("\n".join(rows))
+    md = head + [
+        f"{READS} `dset[i, j]` reads in a Python loop, along a row of one {CHUNK}x{CHUNK} chunk, down its column, at "
+        f"random inside it, and at random over the whole {N}x{N} float32 dataset; sparse through the connector with "
+        "its decoded-chunk cache (1 MiB, h5py's default `rdcc_nbytes`), the same file with `rdcc_nbytes=0`, and "
+        "dense through stock HDF5 with its chunk cache. Microseconds per read, best of "
+        f"{args.reps}, one process per layout; cache gain = `rdcc_nbytes=0` / cached.",
+        "",
+        "| codec | density | 256 reads | sparse | sparse, rdcc_nbytes=0 | dense | sparse/dense | cache gain |",
+        "|---|---|---|---:|---:|---:|---:|---:|"] + rows
+    print("\n".join(md))
+    results.write(args, "bench/sparse/element_loop.py", "\n".join(md), quick=partial)
     subprocess.run(["rm", "-rf", workdir], check=False)
 
 

@@ -147,7 +147,7 @@ def fmt_int(n):
 def report(results):
     by = {(r["pattern"], r["pipeline"]): r for r in results}
     lines = []
-    lines.append("### Section 0 (encoded selection) of one 1024x1024 uint8 chunk, 10% defined\n")
+    lines.append("#### Section 0 (encoded selection) of one 1024x1024 uint8 chunk, 10% defined\n")
     lines.append("Bytes of section 0 as stored (the chunk header and section 1, the 104-105 KB of "
                  "values, are not counted). Lifeboat = their published size without / with gzip.\n")
     header = ["pattern", "defined", "encoding", "Lifeboat", "Lifeboat gzip", "entropy bound",

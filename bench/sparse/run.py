@@ -22,23 +22,22 @@ HDF5_PLUGIN_PATH, HDF5_VOL_CONNECTOR and PYTHONPATH; build first with `scripts/d
    one case; before each, up to --quiet-wait seconds of waiting for other processes to go
    quiet); peak RSS is the largest over the repetitions.
 
-Markdown goes to stdout and to bench/sparse/results/{lifeboat,density}.md, the raw numbers to
-bench/sparse/results/sparse.json, the plot to bench/sparse/results/density.png (when
-matplotlib is installed).
+Markdown goes to stdout, to bench/sparse/results/{lifeboat,density}.md and, for a full run, to
+its section of bench/RESULTS.md (a --quick or partial run writes a section only into the file
+--results-md names); the raw numbers to bench/sparse/results/sparse.json, the plot to
+bench/sparse/results/density.png (when matplotlib is installed).
 """
 import argparse
-import datetime
 import json
 import os
-import platform
-import shlex
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from machine import back_free_memory, cpu_busy  # noqa: E402
+from machine import Quiet, back_free_memory, busy_sentence  # noqa: E402
+import results  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -74,60 +73,9 @@ def check_environment():
     return plugins
 
 
-def command_line():
-    args = " ".join(shlex.quote(a) for a in sys.argv[1:])
-    rel = os.path.relpath(os.path.abspath(sys.argv[0]), REPO)
-    return f"scripts/dev run python3 {rel}{' ' + args if args else ''}"
-
-
-def git_describe():
-    try:
-        head = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"], capture_output=True,
-                              text=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True).stdout.strip()
-        return head + (" (with uncommitted changes)" if dirty else "")
-    except OSError:
-        return "unknown"
-
-
-def build_type(plugins):
-    for p in plugins:
-        cache = os.path.join(p, "..", "CMakeCache.txt")
-        if os.path.exists(cache):
-            with open(cache) as f:
-                for line in f:
-                    if line.startswith("CMAKE_BUILD_TYPE:"):
-                        return f"{os.path.normpath(os.path.join(p, '..'))} ({line.split('=', 1)[1].strip()})"
-    return "unknown"
-
-
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
-def preamble(plugins, cfg, quick):
-    import h5py
-    import numpy
-    load = os.getloadavg()
-    return [
-        "```",
-        command_line(),
-        "```",
-        "",
-        f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, commit {git_describe()}, "
-        f"build {build_type(plugins)}, HDF5 {h5py.version.hdf5_version}, h5py {h5py.__version__}, "
-        f"numpy {numpy.__version__}, {cpu_model()} x {os.cpu_count()}, load average at start "
-        f"{load[0]:.2f}{' (--quick: smaller sizes, not for the README)' if quick else ''}.",
-        "",
-    ]
+def preamble(quick):
+    """Heading, command and machine line of the section (kept in sparse.json for --from-json)."""
+    return results.preamble("Sparse storage", quick)
 
 
 # --- density sweep ---------------------------------------------------------------------------
@@ -140,24 +88,8 @@ class Sweep:
         self.cfg = cfg
         self.results = {}   # (op, layout, codec, tag) -> {"times": [...], "rss_peak": [...], ...}
         self.meta = {}
-        self.quiet_wait = quiet_wait      # per measurement, seconds
-        self.quiet_budget = quiet_budget  # for the whole sweep, seconds
-        self.busy = {"measurements": 0, "started_busy": 0, "waited_s": 0.0, "quiet_wait": quiet_wait}
-
-    def wait_quiet(self):
-        """Before a measurement: waits (bounded) until other processes use under half a core."""
-        if self.quiet_wait <= 0:
-            return
-        start = time.time()
-        while True:
-            busy = cpu_busy(0.1)
-            waited = time.time() - start
-            if busy < 0.5 or waited >= self.quiet_wait or self.busy["waited_s"] + waited >= self.quiet_budget:
-                break
-            time.sleep(0.25)
-        self.busy["measurements"] += 1
-        self.busy["started_busy"] += busy >= 0.5
-        self.busy["waited_s"] += time.time() - start
+        self.quiet = Quiet(quiet_wait, quiet_budget)  # seconds per measurement, for the whole sweep
+        self.busy = self.quiet.busy
 
     def env(self, layout):
         env = {k: v for k, v in os.environ.items() if not k.startswith("BLOSC_")}
@@ -175,7 +107,7 @@ class Sweep:
     def run_one(self, job):
         cmd = [sys.executable, os.path.join(HERE, "density.py"), "worker", json.dumps(job)]
         if job.get("timed", True):
-            self.wait_quiet()
+            self.quiet.wait()
             back_free_memory()
         p = subprocess.run(cmd, env=self.env(job["layout"]), capture_output=True, text=True)
         if p.returncode != 0:
@@ -266,13 +198,6 @@ def fmt_ratio(a, b, ok=None):
     return f"**{text}**" if ok is False else text
 
 
-def md_table(header, rows, right_from=2):
-    out = ["| " + " | ".join(header) + " |",
-           "|" + "|".join("---" if i < right_from else "---:" for i in range(len(header))) + "|"]
-    out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
-    return "\n".join(out)
-
-
 def density_report(sw):
     cfg = sw.cfg
     n = cfg["n"]
@@ -282,8 +207,8 @@ def density_report(sw):
     tags = [density.density_tag(d) for d in dens]
     L = []
     verdicts = []   # (target, met, detail)
-    L.append(f"### Density sweep: {n}x{n} float32 ({fmt_size(data_size)}), chunks {cfg['chunk']}x{cfg['chunk']}\n")
-    L.append("sparse = h5sparse sparse dataset written with `dset[...] = dense_array` "
+    L.append(f"Density sweep: {n}x{n} float32 ({fmt_size(data_size)}), chunks {cfg['chunk']}x{cfg['chunk']}. "
+             "sparse = h5sparse sparse dataset written with `dset[...] = dense_array` "
              "(`Sparse(fill_is_undefined=True)`: the zeros stay undefined); dense = native chunked dataset, same "
              "chunks and codec; CSR = anndata's data/indices/indptr datasets with the codec. Codecs: none, and "
              "blosc-lz4 (clevel 5, byte shuffle, 1 thread) on every dataset (sparse: both sections). Files in "
@@ -303,7 +228,7 @@ def density_report(sw):
             rows.append([codec, f"{d:.1%}", f"{sw.meta[tag]['nnz']:,}", fmt_size(s), fmt_size(dn), fmt_size(c),
                          fmt_ratio(s, dn, ok_dense), fmt_ratio(s, c, ok_csr)])
     L.append("#### File size\n")
-    L.append(md_table(["codec", "density", "defined", "sparse", "dense", "CSR", "sparse/dense", "sparse/CSR"], rows))
+    L.append(results.md_table(["codec", "density", "defined", "sparse", "dense", "CSR", "sparse/dense", "sparse/CSR"], rows))
     L.append("")
 
     # Write / full read / full read into a reused buffer
@@ -334,7 +259,7 @@ def density_report(sw):
         header = ["codec", "density", "sparse"] + (["sparse, points"] if op == "write" else []) + \
                  ["dense", "CSR", "sparse/dense", "sparse/CSR"]
         L.append(f"#### {title}, ms\n")
-        L.append(md_table(header, rows))
+        L.append(results.md_table(header, rows))
         if op == "write":
             L.append("\n\"sparse, points\": the same sparse dataset written from coordinates instead (one H5Dwrite of "
                      "an element selection of the defined elements), measured up to "
@@ -356,7 +281,7 @@ def density_report(sw):
             s, dn, c = (sw.get("points", lay, codec, tag) for lay in ("sparse", "dense", "csr"))
             rows.append([codec, f"{d:.1%}", fmt_ms(s), fmt_ms(dn), fmt_ms(c), fmt_ratio(s, dn), fmt_ratio(s, c)])
     L.append(f"#### {cfg['points']:,} random point reads `dset[i, j]`, ms in total\n")
-    L.append(md_table(["codec", "density", "sparse", "dense", "CSR", "sparse/dense", "sparse/CSR"], rows))
+    L.append(results.md_table(["codec", "density", "sparse", "dense", "CSR", "sparse/dense", "sparse/CSR"], rows))
     L.append("\nCSR: indptr[i:i+2], indices[a:b], data[a+k] from the file per point. Default chunk cache "
              "(1 MiB) for every layout.\n")
 
@@ -379,7 +304,7 @@ def density_report(sw):
                         row.append(f"{v / MiB:.0f}")
             rows.append(row)
     L.append("#### Peak RSS, MiB (VmHWM of the measuring process)\n")
-    L.append(md_table(["codec", "density", "sparse write", "sparse read", "dense write", "dense read",
+    L.append(results.md_table(["codec", "density", "sparse write", "sparse read", "dense write", "dense read",
                        "CSR write", "CSR read"], rows))
     L.append(f"\nLimit: data ({fmt_size(data_size)}) + 64 MiB = {rss_limit / MiB:.0f} MiB, Python + numpy + h5py "
              f"included ({base / MiB:.0f} MiB after imports, before any data). The write processes hold their "
@@ -396,14 +321,8 @@ def density_report(sw):
         missed = [f"{case}: {detail}" for case, ok, detail in items if not ok]
         rows.append([key, "yes" if not missed else f"**no** ({len(missed)} of {len(items)})",
                      "; ".join(missed) if missed else "all " + str(len(items)) + " cases"])
-    L.append(md_table(["target", "met", "missed cases (sparse/reference)"], rows, right_from=3))
-    b = sw.busy
-    load = ""
-    if b.get("measurements"):
-        load = (f" Other processes kept at least half a core busy at the start of {b['started_busy']} of "
-                f"{b['measurements']} measurements (after waiting up to {b.get('quiet_wait', 0):g} s each for quiet, "
-                f"{b['waited_s']:.0f} s in all).")
-    L.append(f"\nSweep time: {sw.elapsed:.0f} s.{load}")
+    L.append(results.md_table(["target", "met", "missed cases (sparse/reference)"], rows, right_from=3))
+    L.append(f"\nSweep time: {sw.elapsed:.0f} s. {busy_sentence(sw.busy)}".rstrip())
     return "\n".join(L) + "\n", verdicts
 
 
@@ -452,10 +371,11 @@ def plot(sw, path):
 
 
 def write_md(results_dir, name, head, md):
-    text = "\n".join(head) + md
+    text = "\n".join(head + [md])
     with open(os.path.join(results_dir, name), "w") as f:
         f.write(text)
     print(text, flush=True)
+    return md
 
 
 def render_density(sw, results_dir, head):
@@ -465,8 +385,7 @@ def render_density(sw, results_dir, head):
         md += f"\nPlot: `{os.path.relpath(png, REPO)}`.\n"
     else:
         md += "\nNo plot: matplotlib is not installed in the toolchain (python3-matplotlib).\n"
-    write_md(results_dir, "density.md", head, md)
-    return verdicts
+    return write_md(results_dir, "density.md", head, md), verdicts
 
 
 def main():
@@ -486,22 +405,27 @@ def main():
                     help="total seconds the sweep may spend waiting for quiet (default 60)")
     ap.add_argument("--from-json", metavar="FILE",
                     help="measure nothing: re-render the Markdown and the plot from a sparse.json")
+    results.add_argument(ap)
     args = ap.parse_args()
     os.makedirs(args.results, exist_ok=True)
     summary = []
+    section = []   # Markdown of the RESULTS.md section, after its preamble
 
     if args.from_json:
         with open(args.from_json) as f:
             raw = json.load(f)
         head = raw["preamble"]
+        partial = raw.get("partial", raw.get("quick", True))
         if "lifeboat" in raw:
             md, verdicts = lifeboat.report(raw["lifeboat"])
-            write_md(args.results, "lifeboat.md", head, md)
+            section.append(write_md(args.results, "lifeboat.md", head, md))
             summary += verdicts
         if "density" in raw:
-            summary += render_density(Sweep.from_json(raw["density"]), args.results, head)
+            md, verdicts = render_density(Sweep.from_json(raw["density"]), args.results, head)
+            section.append(md)
+            summary += verdicts
     else:
-        plugins = check_environment()
+        check_environment()
         cfg = dict(QUICK if args.quick else FULL)
         if args.reps:
             cfg["reps"] = args.reps
@@ -517,25 +441,30 @@ def main():
         workdir = args.dir or tempfile.mkdtemp(prefix="h5sparse-bench-sparse-",
                                                dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
         os.makedirs(workdir, exist_ok=True)
-        head = preamble(plugins, cfg, args.quick)
-        raw = {"preamble": head, "quick": args.quick}
+        head = preamble(args.quick)
+        # Anything short of the full run writes no RESULTS.md section unless given --results-md.
+        partial = bool(args.quick or args.reps or args.densities or args.codecs or only != {"lifeboat", "density"})
+        raw = {"preamble": head, "quick": args.quick, "partial": partial}
         try:
             if "lifeboat" in only:
                 log("Lifeboat patterns")
                 raw["lifeboat"] = lifeboat.run(workdir, log)
                 md, verdicts = lifeboat.report(raw["lifeboat"])
-                write_md(args.results, "lifeboat.md", head, md)
+                section.append(write_md(args.results, "lifeboat.md", head, md))
                 summary += verdicts
             if "density" in only:
                 sw = Sweep(workdir, cfg, args.quiet_wait, args.quiet_budget)
                 sw.run()
                 raw["density"] = sw.to_json()
-                summary += render_density(sw, args.results, head)
+                md, verdicts = render_density(sw, args.results, head)
+                section.append(md)
+                summary += verdicts
             with open(os.path.join(args.results, "sparse.json"), "w") as f:
                 json.dump(raw, f, indent=1)
         finally:
             if not args.keep and not args.dir:
                 shutil.rmtree(workdir, ignore_errors=True)
+    results.write(args, "bench/sparse/run.py", "\n".join(head + section), quick=partial)
     missed = [v for v in summary if not v[1]]
     log(f"{len(summary) - len(missed)} of {len(summary)} target checks met; results in "
         f"{os.path.relpath(args.results, REPO)}/")
