@@ -1,0 +1,187 @@
+/* Coordinate I/O from C through the connector, on a real file:
+ *  1. h5sparse_dwrite_coo defines elements given in any order, converting values (int to
+ *     double); a repeated coordinate takes its last value; H5Dread sees them, the fill value
+ *     elsewhere.
+ *  2. h5sparse_diterate_coo returns them in row-major order, whole, in a region, coordinates
+ *     only, and resumed batch by batch through its cursor; a callback's stop value is returned,
+ *     a failing callback fails the call.
+ *  3. h5sparse_derase_coo undefines elements.
+ *  4. Bad input (a coordinate outside the extent, a dense dataset, no callback, a spent
+ *     cursor) fails with an h5sparse error and changes nothing. No identifiers leak. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../c/test_support.h"
+#include "h5sparse.h"
+
+enum { ROWS = 30, COLS = 40, MAX = 2000 };
+
+struct collected {
+  size_t n, batches;
+  hsize_t coords[MAX][2];
+  double values[MAX];
+  int stop_after;  /* batches before returning 1 (0: never) */
+};
+
+static herr_t collect(size_t n, const hsize_t *coords, const void *values, void *op_data) {
+  struct collected *c = op_data;
+  for (size_t i = 0; i < n && c->n < MAX; i++, c->n++) {
+    c->coords[c->n][0] = coords[2 * i];
+    c->coords[c->n][1] = coords[2 * i + 1];
+    c->values[c->n] = values ? ((const double *)values)[i] : 0;
+  }
+  c->batches++;
+  return c->stop_after && (int)c->batches >= c->stop_after ? 1 : 0;
+}
+
+static herr_t fail(size_t n, const hsize_t *coords, const void *values, void *op_data) {
+  (void)n, (void)coords, (void)values, (void)op_data;
+  return -1;
+}
+
+static int row_major(const struct collected *c) {
+  for (size_t i = 1; i < c->n; i++)
+    if (c->coords[i - 1][0] > c->coords[i][0] ||
+        (c->coords[i - 1][0] == c->coords[i][0] && c->coords[i - 1][1] >= c->coords[i][1]))
+      return 0;
+  return 1;
+}
+
+static hid_t make_sparse(hid_t file) {
+  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  const hsize_t chunk[2] = {8, 16}, dims[2] = {ROWS, COLS};
+  h5sparse_pset_sparse_chunk(dcpl, 2, chunk);
+  const double fill = -1;
+  H5Pset_fill_value(dcpl, H5T_NATIVE_DOUBLE, &fill);
+  hid_t space = H5Screate_simple(2, dims, NULL);
+  hid_t dset = H5Dcreate2(file, "x", H5T_IEEE_F64LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  H5Sclose(space);
+  H5Pclose(dcpl);
+  return dset;
+}
+
+static int failed_with_ours(herr_t rc, const char *what) {
+  /* A failure of ours pushes a record of the h5sparse class; the stack is cleared after. */
+  check(rc < 0, "%s fails", what);
+  const ssize_t records = H5Eget_num(H5E_DEFAULT);
+  check(records > 0, "%s leaves records on the error stack", what);
+  H5Eclear2(H5E_DEFAULT);
+  return rc < 0;
+}
+
+static void write_and_read(hid_t dset) {
+  /* 300 points in no order (120 distinct: the pattern repeats), the first repeated last. */
+  static hsize_t coords[301][2];
+  static int values[301];
+  size_t n = 0;
+  for (int k = 299; k >= 0; k--, n++) {
+    coords[n][0] = (hsize_t)((k * 7) % ROWS);
+    coords[n][1] = (hsize_t)((k * 11) % COLS);
+    values[n] = k;
+  }
+  coords[n][0] = coords[0][0], coords[n][1] = coords[0][1], values[n] = 5000;
+  n++;
+  check(h5sparse_dwrite_coo(dset, n, &coords[0][0], H5T_NATIVE_INT, values, H5P_DEFAULT) >= 0, "coo written");
+  static double dense[ROWS][COLS];
+  check(H5Dread(dset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, dense) >= 0, "dense read");
+  static double model[ROWS][COLS];  /* the points applied in order: the last write of each wins */
+  for (int r = 0; r < ROWS; r++)
+    for (int c = 0; c < COLS; c++) model[r][c] = -1;
+  for (size_t i = 0; i < n; i++) model[coords[i][0]][coords[i][1]] = values[i];
+  check(dense[coords[0][0]][coords[0][1]] == 5000, "the last value of a repeated coordinate wins");
+  check(memcmp(dense, model, sizeof dense) == 0, "H5Dread reads the model");
+  int defined = 0;
+  for (int r = 0; r < ROWS; r++)
+    for (int c = 0; c < COLS; c++) defined += model[r][c] != -1;
+  static struct collected all;
+  memset(&all, 0, sizeof all);
+  check(h5sparse_diterate_coo(dset, H5S_ALL, H5T_NATIVE_DOUBLE, 0, NULL, collect, &all, H5P_DEFAULT) == 0,
+        "iteration runs to its end");
+  check((int)all.n == defined, "iteration returns the %d defined elements (%zu)", defined, all.n);
+  check(row_major(&all), "in row-major order");
+  int same = 1;
+  for (size_t i = 0; i < all.n; i++) same &= dense[all.coords[i][0]][all.coords[i][1]] == all.values[i];
+  check(same, "with the values H5Dread reads");
+
+  /* A region, coordinates only. */
+  hid_t space = H5Dget_space(dset);
+  const hsize_t start[2] = {5, 9}, count[2] = {10, 20};
+  H5Sselect_hyperslab(space, H5S_SELECT_SET, start, NULL, count, NULL);
+  static struct collected region;
+  memset(&region, 0, sizeof region);
+  check(h5sparse_diterate_coo(dset, space, H5I_INVALID_HID, 0, NULL, collect, &region, H5P_DEFAULT) == 0,
+        "region iterated");
+  size_t inside = 0;
+  for (size_t i = 0; i < all.n; i++)
+    inside += all.coords[i][0] >= 5 && all.coords[i][0] < 15 && all.coords[i][1] >= 9 && all.coords[i][1] < 29;
+  check(region.n == inside && row_major(&region), "the region's %zu elements (%zu)", inside, region.n);
+  H5Sclose(space);
+
+  /* Batch by batch through the cursor: small batches, one per call. */
+  static struct collected resumed;
+  memset(&resumed, 0, sizeof resumed);
+  hsize_t cursor[2] = {0, 0};
+  int calls = 0;
+  while (cursor[0] != HSIZE_UNDEF && calls < 100) {
+    resumed.stop_after = (int)resumed.batches + 1;
+    const herr_t rc = h5sparse_diterate_coo(dset, H5S_ALL, H5T_NATIVE_DOUBLE, 1, cursor, collect, &resumed, H5P_DEFAULT);
+    check(rc >= 0, "a resumed call succeeds");
+    calls++;
+  }
+  check(calls > 1 && resumed.n == all.n, "resumed calls (%d) see every element (%zu of %zu)", calls, resumed.n, all.n);
+  check(failed_with_ours(h5sparse_diterate_coo(dset, H5S_ALL, H5T_NATIVE_DOUBLE, 1, cursor, collect, &resumed,
+                                               H5P_DEFAULT), "a spent cursor"),
+        "a spent cursor is refused");
+
+  /* A callback that stops, one that fails. */
+  static struct collected stopped;
+  memset(&stopped, 0, sizeof stopped);
+  stopped.stop_after = 1;
+  check(h5sparse_diterate_coo(dset, H5S_ALL, H5T_NATIVE_DOUBLE, 1, NULL, collect, &stopped, H5P_DEFAULT) == 1,
+        "the callback's stop value is returned");
+  failed_with_ours(h5sparse_diterate_coo(dset, H5S_ALL, H5T_NATIVE_DOUBLE, 0, NULL, fail, NULL, H5P_DEFAULT),
+                   "a failing callback");
+
+  /* Erase 50 of them (distinct: the pattern repeats every 120 points). */
+  check(h5sparse_derase_coo(dset, 50, &coords[0][0], H5P_DEFAULT) >= 0, "coo erased");
+  static struct collected after;
+  memset(&after, 0, sizeof after);
+  h5sparse_diterate_coo(dset, H5S_ALL, H5I_INVALID_HID, 0, NULL, collect, &after, H5P_DEFAULT);
+  check(after.n == all.n - 50, "erasing 50 leaves %zu of %zu", after.n, all.n);
+
+  /* Bad input changes nothing. */
+  const hsize_t outside[2][2] = {{1, 1}, {ROWS, 0}};
+  const int two[2] = {1, 2};
+  failed_with_ours(h5sparse_dwrite_coo(dset, 2, &outside[0][0], H5T_NATIVE_INT, two, H5P_DEFAULT),
+                   "a coordinate outside the extent");
+  failed_with_ours(h5sparse_derase_coo(dset, 2, &outside[0][0], H5P_DEFAULT), "an erase outside the extent");
+  failed_with_ours(h5sparse_diterate_coo(dset, H5S_ALL, H5T_NATIVE_DOUBLE, 0, NULL, NULL, NULL, H5P_DEFAULT),
+                   "no callback");
+  static struct collected unchanged;
+  memset(&unchanged, 0, sizeof unchanged);
+  h5sparse_diterate_coo(dset, H5S_ALL, H5I_INVALID_HID, 0, NULL, collect, &unchanged, H5P_DEFAULT);
+  check(unchanged.n == after.n, "refused calls change nothing");
+}
+
+int main(int argc, char **argv) {
+  const char *path = argc > 1 ? argv[1] : "coordinate_io.h5";
+  hid_t file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  check(file >= 0, "file created");
+  hid_t dset = make_sparse(file);
+  check(dset >= 0, "sparse dataset created");
+  write_and_read(dset);
+  const hsize_t dims[2] = {4, 4}, point[2] = {1, 1};
+  const double one = 1;
+  hid_t space = H5Screate_simple(2, dims, NULL);
+  hid_t dense = H5Dcreate2(file, "dense", H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  failed_with_ours(h5sparse_dwrite_coo(dense, 1, point, H5T_NATIVE_DOUBLE, &one, H5P_DEFAULT), "coo on a dense dataset");
+  H5Dclose(dense);
+  H5Sclose(space);
+  H5Dclose(dset);
+  H5Fclose(file);
+  const ssize_t open = H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL);
+  check(open == 0, "no identifiers left open (%zd)", open);
+  printf("%d checks, %d failures\n", g_checks, g_failures);
+  return g_failures ? 1 : 0;
+}
