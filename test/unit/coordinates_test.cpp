@@ -17,19 +17,10 @@ using namespace h5sparse;
 
 namespace {
 
-using Value = std::uint32_t;
-constexpr Value kFill = 7;
+using Value = TestValue;
+constexpr Value kFill = kTestFill;
 using Model = std::map<Coords, Value>;  // the defined elements, in row-major order
 
-SparseParams params_for(const Coords& chunk_dims, bool fill_is_undefined = false) {
-  SparseParams p;
-  p.options = fill_is_undefined ? unsigned(kOptionFillIsUndefined) : 0u;
-  p.layout.dims = chunk_dims;
-  p.layout.element_size = sizeof(Value);
-  p.fill.resize(sizeof(Value));
-  std::memcpy(p.fill.data(), &kFill, sizeof(Value));
-  return p;
-}
 
 struct Points {
   std::vector<std::uint64_t> coords;
@@ -121,6 +112,21 @@ void apply(Model& model, const Points& p, std::size_t rank, bool fill_is_undefin
 
 const std::uint8_t* bytes_of(const std::vector<Value>& v) { return reinterpret_cast<const std::uint8_t*>(v.data()); }
 
+// A store holding n random points written by coordinates, and their model.
+struct Written {
+  Written(const Coords& dims, const Coords& chunk, std::size_t n, unsigned seed)
+      : engine(test_params(chunk), 0), grid(dims, chunk) {
+    std::mt19937_64 rng(seed);
+    const Points p = random_points(dims, n, rng);
+    engine.write_coordinates(store, grid, p.coords.data(), p.size(), bytes_of(p.values));
+    apply(model, p, dims.size(), false, false);
+  }
+  SparseEngine engine;
+  ChunkGrid grid;
+  MemoryChunkStore store;
+  Model model;
+};
+
 }  // namespace
 
 TEST(Coordinates, RandomSequencesMatchTheModel) {
@@ -129,7 +135,7 @@ TEST(Coordinates, RandomSequencesMatchTheModel) {
   for (bool fill_is_undefined : {false, true}) {
     for (const auto& [dims, chunk] : shapes) {
       std::mt19937_64 rng(dims.size() * 31 + fill_is_undefined);
-      const SparseEngine engine(params_for(chunk, fill_is_undefined), 0);
+      const SparseEngine engine(test_params(chunk, fill_is_undefined), 0);
       const ChunkGrid grid(dims, chunk);
       MemoryChunkStore store;
       Model model;
@@ -152,15 +158,12 @@ TEST(Coordinates, RandomSequencesMatchTheModel) {
 
 // What coordinate writes store, the dense read path reads (and the other way round).
 TEST(Coordinates, AgreeWithDenseReadsAndPieceWrites) {
-  const Coords dims{40, 33}, chunk{16, 16};
-  const SparseEngine engine(params_for(chunk), 0);
-  const ChunkGrid grid(dims, chunk);
-  MemoryChunkStore store;
-  std::mt19937_64 rng(5);
-  Model model;
-  const Points p = random_points(dims, 300, rng);
-  engine.write_coordinates(store, grid, p.coords.data(), p.size(), bytes_of(p.values));
-  apply(model, p, 2, false, false);
+  const Coords dims{40, 33};
+  Written w(dims, {16, 16}, 300, 5);
+  const SparseEngine& engine = w.engine;
+  const ChunkGrid& grid = w.grid;
+  MemoryChunkStore& store = w.store;
+  Model& model = w.model;
   std::vector<ChunkPiece> pieces;
   grid.split(0, 40 * 33, 0, pieces);
   group_by_chunk(pieces);
@@ -184,15 +187,12 @@ TEST(Coordinates, AgreeWithDenseReadsAndPieceWrites) {
 }
 
 TEST(Coordinates, ScansComeInBatchesOfWholeBands) {
-  const Coords dims{64, 64}, chunk{8, 8};
-  const SparseEngine engine(params_for(chunk), 0);
-  const ChunkGrid grid(dims, chunk);
-  MemoryChunkStore store;
-  std::mt19937_64 rng(9);
-  Model model;
-  const Points p = random_points(dims, 2000, rng);
-  engine.write_coordinates(store, grid, p.coords.data(), p.size(), bytes_of(p.values));
-  apply(model, p, 2, false, false);
+  const Coords dims{64, 64};
+  Written w(dims, {8, 8}, 2000, 9);
+  const SparseEngine& engine = w.engine;
+  const ChunkGrid& grid = w.grid;
+  MemoryChunkStore& store = w.store;
+  const Model& model = w.model;
   const Scanned small = scan(engine, store, grid, {whole(dims)}, 1);  // one group of chunks per batch
   EXPECT_GT(small.batch_sizes.size(), 8u);
   const Scanned big = scan(engine, store, grid, {whole(dims)});
@@ -224,7 +224,7 @@ TEST(Coordinates, ScansComeInBatchesOfWholeBands) {
 // 2^31 x 2^31 with 1024 x 1024 chunks: work and memory follow the points, not the extent.
 TEST(Coordinates, HugeExtent) {
   const Coords dims{std::uint64_t(1) << 31, std::uint64_t(1) << 31}, chunk{1024, 1024};
-  const SparseEngine engine(params_for(chunk), 0);
+  const SparseEngine engine(test_params(chunk), 0);
   const ChunkGrid grid(dims, chunk);
   MemoryChunkStore store;
   std::mt19937_64 rng(11);
@@ -246,7 +246,7 @@ TEST(Coordinates, HugeExtent) {
 
 TEST(Coordinates, BadInputChangesNothing) {
   const Coords dims{10, 20}, chunk{4, 4};
-  const SparseEngine engine(params_for(chunk), 0);
+  const SparseEngine engine(test_params(chunk), 0);
   const ChunkGrid grid(dims, chunk);
   MemoryChunkStore store;
   const std::vector<std::uint64_t> good{1, 1, 2, 2};
@@ -271,7 +271,7 @@ TEST(Coordinates, BadInputChangesNothing) {
 
 TEST(Coordinates, CorruptChunksAndFailingStores) {
   const Coords dims{16, 16}, chunk{4, 4};
-  const SparseEngine engine(params_for(chunk), 0);
+  const SparseEngine engine(test_params(chunk), 0);
   const ChunkGrid grid(dims, chunk);
   MemoryChunkStore store;
   std::vector<std::uint64_t> coords;
@@ -305,7 +305,7 @@ TEST(Coordinates, CorruptChunksAndFailingStores) {
 // shrink) are not the dataset's: scans never return them.
 TEST(Coordinates, ScansStopAtTheExtent) {
   const Coords chunk{8, 8};
-  const SparseEngine engine(params_for(chunk), 0);
+  const SparseEngine engine(test_params(chunk), 0);
   MemoryChunkStore store;
   const ChunkGrid wide(Coords{16, 16}, chunk);
   std::vector<std::uint64_t> coords;

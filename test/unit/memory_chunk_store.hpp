@@ -1,12 +1,14 @@
 // A ChunkStore in memory for the engine's unit tests: chunks in a map by origin, with switches
-// for an SWMR writer's rule and for a write that fails.
+// for an SWMR writer's rule and for a write that fails; and the tests' dataset parameters.
 #pragma once
 
+#include <cstring>
 #include <map>
 #include <string>
 
 #include "h5sparse/engine/chunk_store.hpp"
 #include "h5sparse/error.hpp"
+#include "h5sparse/sparse_layout.hpp"
 
 class MemoryChunkStore final : public h5sparse::ChunkStore {
  public:
@@ -46,3 +48,17 @@ class MemoryChunkStore final : public h5sparse::ChunkStore {
   bool moves = false;                 // as an SWMR writer: a rewritten chunk must change size
   std::size_t writes_left = SIZE_MAX;  // writes before the store starts refusing them
 };
+
+/// The engine tests' datasets: uint32 elements with fill value 7.
+using TestValue = std::uint32_t;
+constexpr TestValue kTestFill = 7;
+
+inline h5sparse::SparseParams test_params(const h5sparse::Coords& chunk_dims, bool fill_is_undefined = false) {
+  h5sparse::SparseParams p;
+  p.options = fill_is_undefined ? unsigned(h5sparse::kOptionFillIsUndefined) : 0u;
+  p.layout.dims = chunk_dims;
+  p.layout.element_size = sizeof(TestValue);
+  p.fill.resize(sizeof(TestValue));
+  std::memcpy(p.fill.data(), &kTestFill, sizeof(TestValue));
+  return p;
+}

@@ -16,18 +16,9 @@ using namespace h5sparse;
 
 namespace {
 
-using Value = std::uint32_t;
-constexpr Value kFill = 7;
+using Value = TestValue;
+constexpr Value kFill = kTestFill;
 
-SparseParams params_for(const Coords& chunk_dims, bool fill_is_undefined) {
-  SparseParams p;
-  p.options = fill_is_undefined ? unsigned(kOptionFillIsUndefined) : 0u;
-  p.layout.dims = chunk_dims;
-  p.layout.element_size = sizeof(Value);
-  p.fill.resize(sizeof(Value));
-  std::memcpy(p.fill.data(), &kFill, sizeof(Value));
-  return p;
-}
 
 // The model: each element's value and whether it is defined, by linear offset in the extent.
 struct Model {
@@ -85,7 +76,7 @@ void expect_matches(const SparseEngine& engine, MemoryChunkStore& store, const C
 }
 
 void run_model(const Coords& dims, const Coords& chunk_dims, bool fill_is_undefined, unsigned seed) {
-  const SparseEngine engine(params_for(chunk_dims, fill_is_undefined), 1 << 20);
+  const SparseEngine engine(test_params(chunk_dims, fill_is_undefined), 1 << 20);
   MemoryChunkStore store;
   const ChunkGrid grid(dims, chunk_dims);
   std::uint64_t total = 1;
@@ -129,7 +120,7 @@ TEST(SparseEngine, Rank2FillIsUndefinedMatchesTheModel) { run_model({40, 40}, {1
 TEST(SparseEngine, LargeWritesAndReadsOnTheWorkersMatchTheModel) {
   // 512 x 512 x 4 bytes: over the threshold at which chunks go to the worker threads.
   const Coords dims{512, 512}, chunk_dims{64, 64};
-  const SparseEngine engine(params_for(chunk_dims, false), 0);
+  const SparseEngine engine(test_params(chunk_dims, false), 0);
   MemoryChunkStore store;
   const ChunkGrid grid(dims, chunk_dims);
   const std::uint64_t total = 512 * 512;
@@ -151,7 +142,7 @@ TEST(SparseEngine, LargeWritesAndReadsOnTheWorkersMatchTheModel) {
 
 TEST(SparseEngine, AnSwmrStoreNeverGetsAChunkRewrittenInPlace) {
   const Coords dims{64}, chunk_dims{16};
-  const SparseEngine engine(params_for(chunk_dims, false), 0);
+  const SparseEngine engine(test_params(chunk_dims, false), 0);
   MemoryChunkStore store;
   store.moves = true;  // throws on a rewrite of the same size
   const ChunkGrid grid(dims, chunk_dims);
@@ -168,7 +159,7 @@ TEST(SparseEngine, AnSwmrStoreNeverGetsAChunkRewrittenInPlace) {
 
 TEST(SparseEngine, AStoreFailureNamesTheChunkAndKeepsWhatWasStoredBefore) {
   const Coords dims{64}, chunk_dims{16};
-  const SparseEngine engine(params_for(chunk_dims, false), 0);
+  const SparseEngine engine(test_params(chunk_dims, false), 0);
   MemoryChunkStore store;
   const ChunkGrid grid(dims, chunk_dims);
   const std::vector<ChunkPiece> pieces = every_element(grid);
@@ -191,7 +182,7 @@ TEST(SparseEngine, AStoreFailureNamesTheChunkAndKeepsWhatWasStoredBefore) {
 
 TEST(SparseEngine, ACorruptChunkIsReportedWithItsOrigin) {
   const Coords dims{8, 8}, chunk_dims{4, 4};
-  const SparseEngine engine(params_for(chunk_dims, false), 1 << 20);
+  const SparseEngine engine(test_params(chunk_dims, false), 1 << 20);
   MemoryChunkStore store;
   const ChunkGrid grid(dims, chunk_dims);
   const std::vector<ChunkPiece> pieces = every_element(grid);
@@ -215,7 +206,7 @@ TEST(SparseEngine, ACorruptChunkIsReportedWithItsOrigin) {
 
 TEST(SparseEngine, ExtentChangesKeepOnlyTheKeptBoxDefined) {
   const Coords chunk_dims{4, 4};
-  const SparseEngine engine(params_for(chunk_dims, false), 0);
+  const SparseEngine engine(test_params(chunk_dims, false), 0);
   MemoryChunkStore store;
   Coords dims{10, 10};
   const std::vector<Coords> changes{{7, 10}, {7, 13}, {12, 13}, {3, 2}, {9, 9}};
