@@ -12,6 +12,7 @@
 #include "callbacks.hpp"
 #include "error_stack.hpp"
 #include "h5sparse_vol.h"
+#include "native_dataset.hpp"
 #include "object.hpp"
 #include "optional_ops.hpp"
 #include "h5sparse/engine/sparse_engine.hpp"
@@ -33,17 +34,9 @@ Object* wrap_dataset(void* under, const Object& parent, hid_t dxpl_id, void** re
 }
 
 hid_t dense_defined(Object* o, hid_t file_space, hid_t dxpl_id) {
-  if (file_space != H5S_ALL) {
-    const hid_t copy = H5Scopy(file_space);
-    hdf5::throw_if_negative(copy, "cannot copy the selection");
-    return copy;
-  }
-  H5VL_dataset_get_args_t get{};
-  get.op_type = H5VL_DATASET_GET_SPACE;
-  get.args.get_space.space_id = H5I_INVALID_HID;
-  hdf5::throw_if_negative(H5VLdataset_get(o->under, o->under_vol_id, &get, dxpl_id, nullptr),
-                          "cannot get the dataset's dataspace");
-  return get.args.get_space.space_id;  // selects all elements
+  if (file_space != H5S_ALL) return hdf5::checked(H5Scopy(file_space), "cannot copy the selection").release();
+  // The dataset's dataspace selects all elements.
+  return hdf5::dataset_get(o->under, o->under_vol_id, H5VL_DATASET_GET_SPACE, dxpl_id).release();
 }
 
 /// Reads (Api = H5VLdataset_read) or writes (H5VLdataset_write) datasets of the connector
@@ -55,6 +48,27 @@ herr_t transfer_below(hid_t under_vol_id, size_t count, void* under[], hid_t mem
   if (rc >= 0) wrap_request(req, under_vol_id);
   return rc;
 }
+
+/// The datasets of a multi-dataset transfer that go below together.
+template <typename Buffer>
+struct ForwardedTransfers {
+  std::vector<void*> under;
+  std::vector<hid_t> mem_types, mem_spaces, file_spaces;
+  std::vector<Buffer> bufs;
+
+  void add(void* dset, hid_t mem_type, hid_t mem_space, hid_t file_space, Buffer buf) {
+    under.push_back(as_object(dset)->under);
+    mem_types.push_back(mem_type);
+    mem_spaces.push_back(mem_space);
+    file_spaces.push_back(file_space);
+    bufs.push_back(buf);
+  }
+  template <auto Api>
+  herr_t transfer(hid_t under_vol_id, hid_t dxpl_id, void** req) {
+    return transfer_below<Api>(under_vol_id, under.size(), under.data(), mem_types.data(), mem_spaces.data(),
+                               file_spaces.data(), dxpl_id, bufs.data(), req);
+  }
+};
 
 }  // namespace
 
@@ -84,8 +98,8 @@ herr_t dataset_read(size_t count, void* dset[], hid_t mem_type_id[], hid_t mem_s
     Object* first = as_object(dset[0]);
     if (count == 1 && !first->sparse) {  // the usual call, without building arrays
       void* under = first->under;
-      return transfer_below<H5VLdataset_read>(first->under_vol_id, 1, &under, mem_type_id, mem_space_id, file_space_id, dxpl_id, buf,
-                                   req);
+      return transfer_below<H5VLdataset_read>(first->under_vol_id, 1, &under, mem_type_id, mem_space_id,
+                                              file_space_id, dxpl_id, buf, req);
     }
     // Sparse datasets are read by the connector where it can; the rest go below together.
     std::vector<std::size_t> forwarded;
@@ -95,19 +109,12 @@ herr_t dataset_read(size_t count, void* dset[], hid_t mem_type_id[], hid_t mem_s
         forwarded.push_back(i);
     }
     if (forwarded.empty()) return 0;
-    std::vector<void*> under;
-    std::vector<hid_t> mem_types, mem_spaces, file_spaces;
-    std::vector<void*> bufs;
+    ForwardedTransfers<void*> below;
     for (std::size_t i : forwarded) {
       if (as_object(dset[i])->sparse) as_object(dset[i])->sparse->note_native_read();
-      under.push_back(as_object(dset[i])->under);
-      mem_types.push_back(mem_type_id[i]);
-      mem_spaces.push_back(mem_space_id[i]);
-      file_spaces.push_back(file_space_id[i]);
-      bufs.push_back(buf[i]);
+      below.add(dset[i], mem_type_id[i], mem_space_id[i], file_space_id[i], buf[i]);
     }
-    const herr_t rc = transfer_below<H5VLdataset_read>(first->under_vol_id, under.size(), under.data(), mem_types.data(),
-                                            mem_spaces.data(), file_spaces.data(), dxpl_id, bufs.data(), req);
+    const herr_t rc = below.transfer<H5VLdataset_read>(first->under_vol_id, dxpl_id, req);
     if (rc >= 0) return rc;
     // The structured-chunk filter reported corruption without knowing where: find the chunk and
     // replace the stack with one record naming dataset, chunk and cause.
@@ -131,27 +138,17 @@ herr_t dataset_write(size_t count, void* dset[], hid_t mem_type_id[], hid_t mem_
     Object* first = as_object(dset[0]);
     if (count == 1 && !first->sparse) {  // the usual call, without building arrays
       void* under = first->under;
-      return transfer_below<H5VLdataset_write>(first->under_vol_id, 1, &under, mem_type_id, mem_space_id, file_space_id, dxpl_id, buf,
-                                  req);
+      return transfer_below<H5VLdataset_write>(first->under_vol_id, 1, &under, mem_type_id, mem_space_id,
+                                              file_space_id, dxpl_id, buf, req);
     }
-    std::vector<void*> under;
-    std::vector<hid_t> mem_types, mem_spaces, file_spaces;
-    std::vector<const void*> bufs;
+    ForwardedTransfers<const void*> below;
     for (size_t i = 0; i < count; ++i) {
       Object* o = as_object(dset[i]);
-      if (o->sparse) {
-        o->sparse->write(mem_type_id[i], mem_space_id[i], file_space_id[i], dxpl_id, buf[i]);
-        continue;
-      }
-      under.push_back(o->under);
-      mem_types.push_back(mem_type_id[i]);
-      mem_spaces.push_back(mem_space_id[i]);
-      file_spaces.push_back(file_space_id[i]);
-      bufs.push_back(buf[i]);
+      if (o->sparse) o->sparse->write(mem_type_id[i], mem_space_id[i], file_space_id[i], dxpl_id, buf[i]);
+      else below.add(dset[i], mem_type_id[i], mem_space_id[i], file_space_id[i], buf[i]);
     }
-    if (under.empty()) return 0;
-    return transfer_below<H5VLdataset_write>(first->under_vol_id, under.size(), under.data(), mem_types.data(), mem_spaces.data(),
-                                file_spaces.data(), dxpl_id, bufs.data(), req);
+    if (below.under.empty()) return 0;
+    return below.transfer<H5VLdataset_write>(first->under_vol_id, dxpl_id, req);
   });
 }
 

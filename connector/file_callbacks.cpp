@@ -17,22 +17,22 @@ using hdf5::call_guarded;
 using hdf5::Origin;
 
 // Owns the info read from our FAPL and, once asked for, the copy of the FAPL that names the
-// connector below (what the H5VL passthrough API needs) for the length of one call.
+// connector below (what the H5VL passthrough API needs) for the length of one call. It ends
+// after a failed open too: HDF5's records (file not found, ...) survive (Handle and info_free
+// keep them).
 struct UnderAccess {
   Info* info;
   hid_t our_fapl;
-  hid_t fapl = H5I_INVALID_HID;
+  hdf5::Handle fapl;
   explicit UnderAccess(hid_t fapl_id) : info(info_from_fapl(fapl_id)), our_fapl(fapl_id) {}
   ~UnderAccess() {
-    // Runs after a failed open too: HDF5's records (file not found, ...) must survive it
-    // (info_free keeps them itself).
-    if (fapl >= 0) hdf5::preserving_error_stack([this] { H5Pclose(fapl); });
+    fapl.reset();
     if (info) info_free(info);
   }
   hid_t under_vol_id() const { return info ? info->under_vol_id : H5VL_NATIVE; }
   hid_t under_access() {
-    if (fapl < 0) fapl = under_fapl(our_fapl, info);
-    return fapl;
+    if (!fapl.valid()) fapl = under_fapl(our_fapl, info);
+    return fapl.get();
   }
   /// Whether the connector below is the native one (asked when the info was made).
   bool under_native() const { return info ? info->native : true; }

@@ -127,15 +127,11 @@ herr_t str_to_info(const char* str, void** info) noexcept {
   });
 }
 
-hid_t under_fapl(hid_t fapl, const Info* info) {
-  const hid_t copy = H5Pcopy(fapl);
-  hdf5::throw_if_negative(copy, "cannot copy the file access property list");
-  const herr_t rc = info ? H5Pset_vol(copy, info->under_vol_id, info->under_vol_info)
-                         : H5Pset_vol(copy, H5VL_NATIVE, nullptr);
-  if (rc < 0) {
-    H5Pclose(copy);
-    throw Error(ErrorCode::hdf5_call, "cannot set the connector below on the file access property list");
-  }
+hdf5::Handle under_fapl(hid_t fapl, const Info* info) {
+  hdf5::Handle copy = hdf5::checked(H5Pcopy(fapl), "cannot copy the file access property list");
+  hdf5::throw_if_negative(info ? H5Pset_vol(copy.get(), info->under_vol_id, info->under_vol_info)
+                               : H5Pset_vol(copy.get(), H5VL_NATIVE, nullptr),
+                          "cannot set the connector below on the file access property list");
   return copy;
 }
 

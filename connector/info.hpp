@@ -5,6 +5,8 @@
 
 #include <hdf5.h>
 
+#include "handle.hpp"
+
 namespace h5sparse::vol {
 
 /// Holds a reference on `under_vol_id`.
@@ -22,9 +24,8 @@ herr_t info_free(void* info) noexcept;
 herr_t info_to_str(const void* info, char** str) noexcept;
 herr_t str_to_info(const char* str, void** info) noexcept;
 
-/// A copy of `fapl` whose VOL is the connector below (native when `info` is null);
-/// the caller closes it.
-hid_t under_fapl(hid_t fapl, const Info* info);
+/// A copy of `fapl` whose VOL is the connector below (native when `info` is null).
+hdf5::Handle under_fapl(hid_t fapl, const Info* info);
 
 /// The Info stored in a FAPL for our connector (null if none); free with info_free.
 Info* info_from_fapl(hid_t fapl);

@@ -7,10 +7,11 @@
 #include <cstring>
 
 #include "error_stack.hpp"
+#include "file_selection.hpp"
+#include "memory_selection.hpp"
 #include "native_dataset.hpp"
 #include "object.hpp"
 #include "optional_ops.hpp"
-#include "selection_boxes.hpp"
 #include "sparse_dataset.hpp"
 
 namespace h5sparse::vol {
@@ -39,15 +40,16 @@ void SparseDataset::write_coordinates(std::size_t n, const hsize_t* coords, hid_
                    "coordinate writes on MPI-IO files are not supported yet: write with H5Dwrite and a point "
                    "selection, collectively");
   const SparseChange change;
-  const bool relocate = check_writable(under_, under_vol_id_, dxpl);  // see write()
+  const bool relocate = hdf5::check_writable(under_, under_vol_id_, dxpl);  // see write()
   const ChunkGrid grid(extent(dxpl), params().layout.dims);
   if (n == 0) return;
   const hsize_t count = n;
   const Handle all = checked(H5Screate_simple(1, &count, nullptr), "cannot describe the values");
   Bytes storage;
-  const std::uint8_t* file_values_ = file_values(mem_type, all.get(), n, dxpl, values, storage);
-  NativeChunkStore chunks = store(dxpl, relocate);
-  engine_.write_coordinates(chunks, grid, as_coords(coords), n, file_values_);
+  const std::uint8_t* in_file_type =
+      hdf5::values_in_file_type(mem_type, all.get(), n, file_type_.get(), params().fill, dxpl, values, storage);
+  hdf5::NativeChunkStore chunks = store(dxpl, relocate);
+  engine_.write_coordinates(chunks, grid, as_coords(coords), n, in_file_type);
 }
 
 void SparseDataset::erase_coordinates(std::size_t n, const hsize_t* coords, hid_t dxpl) {
@@ -55,9 +57,9 @@ void SparseDataset::erase_coordinates(std::size_t n, const hsize_t* coords, hid_
   H5SPARSE_FAIL_IF(mpi_file_, ErrorCode::unsupported,
                    "coordinate erases on MPI-IO files are not supported yet: erase a selection collectively");
   const SparseChange change;
-  const bool relocate = check_writable(under_, under_vol_id_, dxpl);
+  const bool relocate = hdf5::check_writable(under_, under_vol_id_, dxpl);
   const ChunkGrid grid(extent(dxpl), params().layout.dims);
-  NativeChunkStore chunks = store(dxpl, relocate);
+  hdf5::NativeChunkStore chunks = store(dxpl, relocate);
   engine_.erase_coordinates(chunks, grid, as_coords(coords), n);
 }
 
@@ -87,7 +89,7 @@ herr_t SparseDataset::iterate_coordinates(hid_t file_space, hid_t mem_type, std:
   }
   herr_t result = 0;
   Bytes converted, background;
-  NativeChunkStore chunks = store(dxpl);
+  hdf5::NativeChunkStore chunks = store(dxpl);
   engine_.scan_coordinates(chunks, sel.grid, scan, [&](const CoordinateBatch& batch) {
     const void* values = batch.values;
     if (convert && batch.count > 0) {
@@ -113,7 +115,7 @@ std::optional<herr_t> serve_coordinate_operation(Object* o, H5VL_optional_args_t
   if (op != OwnOperation::write_coo && op != OwnOperation::erase_coo && op != OwnOperation::iterate_coo)
     return std::nullopt;
   H5SPARSE_FAIL_IF(!o->sparse, ErrorCode::invalid_argument,
-                   "coordinate I/O on dataset '" + dataset_name(o->under, o->under_vol_id) +
+                   "coordinate I/O on dataset '" + hdf5::dataset_name(o->under, o->under_vol_id) +
                        "': the dataset is not sparse (its pipeline has no structured-chunk filter)");
   if (op == OwnOperation::write_coo) {
     const auto* a = static_cast<const H5SparseWriteCooArgs*>(args->args);

@@ -54,9 +54,9 @@ void evict_decoded_chunks(hid_t dxpl) {
 
 void SparseDataset::evict_cached_chunks(hid_t dxpl) const {
   StoredChunk chunk;
-  for (const IndexEntry& e : stored_chunk_index(under_, under_vol_id_, params().layout.dims.size(), dxpl)) {
+  for (const hdf5::IndexEntry& e : hdf5::stored_chunk_index(under_, under_vol_id_, params().layout.dims.size(), dxpl)) {
     // The size again, just before the read: it changes if HDF5 writes a dirty cached copy.
-    read_stored_chunk_into(under_, under_vol_id_, e.origin, dxpl, chunk);
+    hdf5::read_stored_chunk_into(under_, under_vol_id_, e.origin, dxpl, chunk);
   }
 }
 

@@ -17,22 +17,15 @@
 #include "h5sparse/engine/sparse_engine.hpp"
 #include "h5sparse/sparse_layout.hpp"
 #include "h5sparse_vol.h"
+#include "file_selection.hpp"
 #include "handle.hpp"
 #include "native_chunk_store.hpp"
-#include "native_dataset.hpp"
 
 namespace h5sparse::vol {
 
-/// True when the selection is every element of the extent: all, or a hyperslab selection with as
-/// many elements (a hyperslab never selects an element twice; its order is row-major).
-bool selects_everything(hid_t space, const ChunkGrid& grid, std::uint64_t npoints);
-
-/// The coordinates (n x rank) of a point selection of n points, in selection order.
-std::vector<hsize_t> point_list(hid_t space, std::size_t n, std::size_t rank);
-
-/// The selection's pieces grouped by chunk, in selection order inside each chunk (`source`
-/// numbers the elements in the order H5Dread/H5Dwrite pair them with memory elements).
-std::vector<ChunkPiece> selection_pieces(hid_t space, const ChunkGrid& grid);
+// Kept visible here: the connector's dataset code calls them (hdf5_support's file_selection).
+using hdf5::selection_pieces;
+using hdf5::selects_everything;
 
 class SparseDataset {
  public:
@@ -85,23 +78,11 @@ class SparseDataset {
   SparseDataset(void* under, hid_t under_vol_id, SparseParams params, std::size_t decoded_cache_bytes,
                 hdf5::Handle file_type);
 
-  struct Selection {  // a file selection resolved against the current extent
-    hdf5::Handle full;  // the dataset's current dataspace
-    hid_t space;        // the selection to use (full or the caller's)
-    ChunkGrid grid;
-    hssize_t npoints;
-  };
+  using Selection = hdf5::FileSelection;  // against the current extent
   Selection resolve(hid_t file_space, hid_t dxpl) const;
-  /// The memory dataspace of a transfer (H5S_ALL: the file selection), checked to select as
-  /// many elements as the file selection.
-  hid_t memory_space(hid_t mem_space, const Selection& sel) const;
   std::vector<std::uint64_t> extent(hid_t dxpl) const;
   /// The chunk store of one call (`moves_rewritten`: an SWMR writer's).
-  NativeChunkStore store(hid_t dxpl, bool moves_rewritten = false) const;
-  /// The selected memory elements in selection order, in the file datatype: `buf` itself when
-  /// it already is that, else gathered and converted into `storage`.
-  const std::uint8_t* file_values(hid_t mem_type, hid_t mem_space, std::size_t count, hid_t dxpl, const void* buf,
-                                  Bytes& storage) const;
+  hdf5::NativeChunkStore store(hid_t dxpl, bool moves_rewritten = false) const;
 
   void* under_;
   hid_t under_vol_id_;

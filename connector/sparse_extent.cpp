@@ -17,17 +17,17 @@ using hdf5::throw_if_negative;
 
 void SparseDataset::set_extent(const hsize_t* size, hid_t dxpl) {
   const SparseChange extent_change;
-  check_writable(under_, under_vol_id_, dxpl);
+  hdf5::check_writable(under_, under_vol_id_, dxpl);
   const std::vector<std::uint64_t> old_dims = extent(dxpl);
   const std::vector<std::uint64_t> new_dims(size, size + old_dims.size());
   const bool to_zero = std::any_of(new_dims.begin(), new_dims.end(), [](std::uint64_t n) { return n == 0; }) &&
                        std::none_of(old_dims.begin(), old_dims.end(), [](std::uint64_t n) { return n == 0; });
-  H5SPARSE_FAIL_IF(to_zero && chunk_index_type(under_, under_vol_id_, dxpl) == H5D_CHUNK_IDX_SINGLE,
+  H5SPARSE_FAIL_IF(to_zero && hdf5::chunk_index_type(under_, under_vol_id_, dxpl) == H5D_CHUNK_IDX_SINGLE,
                    ErrorCode::unsupported,
                    "refusing to shrink a dimension to 0 on a dataset with a single-chunk index: HDF5 1.14.5 "
                    "frees the chunk but leaves its address in the file, which it then cannot read (dense "
                    "datasets too); shrink to 1 instead, or use a chunk index of another kind");
-  NativeChunkStore chunks = store(dxpl);
+  hdf5::NativeChunkStore chunks = store(dxpl);
   ExtentUpdate update(engine_, chunks, old_dims, new_dims);
 
   // HDF5 checks that the pipeline can encode before it changes the extent, but only among the

@@ -1,7 +1,7 @@
 // The sparse engine's chunk store over a dataset's public direct chunk API (H5Dread_chunk,
 // H5Dwrite_chunk, H5Dchunk_iter, H5Dget_chunk_info_by_coord): for programs that work on the
 // stored chunks without the VOL connector, such as h5sparse-tool. (The connector's own store,
-// connector/native_chunk_store.hpp, calls the native connector below it instead.)
+// native_chunk_store.hpp, calls the native connector below it instead.)
 #pragma once
 
 #include <hdf5.h>

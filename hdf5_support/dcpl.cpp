@@ -2,6 +2,7 @@
 #include "dcpl.hpp"
 
 #include "error_stack.hpp"
+#include "h5sparse/sparse_layout.hpp"
 
 namespace h5sparse::hdf5 {
 
@@ -19,6 +20,13 @@ std::optional<std::vector<unsigned>> filter_values(hid_t dcpl, int filter_id) {
     return values;
   }
   return std::nullopt;
+}
+
+std::optional<std::vector<unsigned>> sparse_dataset_values(hid_t dcpl) {
+  if (H5Pget_layout(dcpl) != H5D_CHUNKED) return std::nullopt;
+  std::optional<std::vector<unsigned>> values = filter_values(dcpl, kFilterStructuredChunk);
+  if (!values || !is_complete_form(values->data(), values->size())) return std::nullopt;
+  return values;
 }
 
 }  // namespace h5sparse::hdf5

@@ -14,4 +14,9 @@ namespace h5sparse::hdf5 {
 /// At most 256 values (HDF5's limit for this query). Throws on HDF5 failures.
 std::optional<std::vector<unsigned>> filter_values(hid_t dcpl, int filter_id);
 
+/// The structured-chunk filter's cd_values of a sparse dataset's DCPL (chunked layout, the
+/// filter's complete form), or nullopt for any other dataset (also a dense one whose optional
+/// filter HDF5 left in its request form).
+std::optional<std::vector<unsigned>> sparse_dataset_values(hid_t dcpl);
+
 }  // namespace h5sparse::hdf5

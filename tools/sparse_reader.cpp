@@ -34,9 +34,7 @@ std::vector<std::string> sparse_dataset_paths(hid_t file) {
 
 bool SparseReader::is_sparse(hid_t dset) {
   Handle dcpl = checked_handle(H5Dget_create_plist(dset), "cannot read a dataset's creation properties");
-  if (H5Pget_layout(dcpl.get()) != H5D_CHUNKED) return false;
-  const auto values = hdf5::filter_values(dcpl.get(), kFilterStructuredChunk);
-  return values && is_complete_form(values->data(), values->size());
+  return hdf5::sparse_dataset_values(dcpl.get()).has_value();
 }
 
 SparseReader::SparseReader(hid_t dset, std::string path)

@@ -1,6 +1,6 @@
 // Where the sparse engine keeps a dataset's chunks: stored chunks addressed by their first
 // element, as HDF5's direct chunk operations address them. The connector implements it over the
-// native dataset below (connector/native_chunk_store.*), tests over memory
+// native dataset below (hdf5_support/native_chunk_store.*), tests over memory
 // (test/unit/memory_chunk_store.hpp). The engine calls a store only on the thread that called
 // the engine: HDF5 is not thread-safe, so chunk I/O paces the calling thread while workers
 // encode and decode.

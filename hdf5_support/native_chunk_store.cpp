@@ -3,7 +3,7 @@
 
 #include "native_dataset.hpp"
 
-namespace h5sparse::vol {
+namespace h5sparse::hdf5 {
 
 const std::vector<hsize_t>& NativeChunkStore::at(const Coords& origin) {
   at_.assign(origin.begin(), origin.end());
@@ -32,4 +32,4 @@ void NativeChunkStore::list(const std::function<void(const Coords&, std::uint64_
 
 std::string NativeChunkStore::name() const { return "dataset '" + dataset_name(under_, under_vol_id_) + "'"; }
 
-}  // namespace h5sparse::vol
+}  // namespace h5sparse::hdf5

@@ -1,6 +1,7 @@
-// The native dataset operations the connector calls on the dataset below (queries and direct
-// chunk I/O of the native connector), as C++ functions that throw after HDF5 has pushed its
-// error record. Calls made here never come back through our own callbacks.
+// The native dataset operations a pass-through connector calls on the dataset of the connector
+// below (queries and direct chunk I/O of the native connector, through the public H5VL API),
+// as C++ functions that throw after HDF5 has pushed its error record. Calls made here never
+// come back through the calling connector's own callbacks.
 #pragma once
 
 #include <H5VLconnector.h>
@@ -15,17 +16,14 @@
 #include "h5sparse/engine/chunk_store.hpp"
 #include "handle.hpp"
 
-namespace h5sparse::vol {
+namespace h5sparse::hdf5 {
 
 /// The DCPL, dataspace or datatype of the dataset below (the caller owns the result).
-hdf5::Handle dataset_get(void* under, hid_t under_vol_id, H5VL_dataset_get_t op, hid_t dxpl);
+Handle dataset_get(void* under, hid_t under_vol_id, H5VL_dataset_get_t op, hid_t dxpl);
 
 /// One native dataset optional operation (H5VL_NATIVE_DATASET_*) on the dataset below.
 herr_t native_dataset_optional(void* under, hid_t under_vol_id, int op, H5VL_native_dataset_optional_args_t* nargs,
                                hid_t dxpl);
-
-/// A simple dataspace's dimensions.
-std::vector<std::uint64_t> extent_of(hid_t space);
 
 /// The dataset's path in its file ("" when it cannot be found), for messages.
 std::string dataset_name(void* under, hid_t under_vol_id);
@@ -35,6 +33,13 @@ std::string dataset_name(void* under, hid_t under_vol_id);
 /// the file descriptor); returns whether the file is open for SWMR writing
 /// (H5F_ACC_SWMR_WRITE or H5Fstart_swmr_write).
 bool check_writable(void* under, hid_t under_vol_id, hid_t dxpl);
+
+/// The file object (of the connector below) that holds the dataset.
+void* file_of(void* under, hid_t under_vol_id, hid_t dxpl);
+
+/// True when the dataset's file uses an MPI driver (parallel flavour; else always false). A
+/// local probe: no communication, so datasets opened by a single rank stay usable.
+bool on_mpi_file(void* under, hid_t under_vol_id);
 
 /// The access flags of the dataset's file (H5F_ACC_RDWR, H5F_ACC_SWMR_WRITE, ...).
 unsigned file_intent(void* under, hid_t under_vol_id, hid_t dxpl);
@@ -87,4 +92,4 @@ H5D_chunk_index_t chunk_index_type(void* under, hid_t under_vol_id, hid_t dxpl);
 void write_stored_chunk(void* under, hid_t under_vol_id, const std::vector<hsize_t>& origin, ByteView bytes,
                         hid_t dxpl, unsigned filter_mask = 0);
 
-}  // namespace h5sparse::vol
+}  // namespace h5sparse::hdf5

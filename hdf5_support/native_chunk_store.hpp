@@ -1,12 +1,13 @@
-// The engine's chunk store (core's engine/chunk_store.hpp) over the native dataset below: its
-// direct chunk operations, called with one transfer property list.
+// The engine's chunk store (core's engine/chunk_store.hpp) over the native dataset of the
+// connector below a pass-through connector (native_dataset.hpp): its direct chunk operations,
+// called with one transfer property list.
 #pragma once
 
 #include <H5VLconnector.h>
 
 #include "h5sparse/engine/chunk_store.hpp"
 
-namespace h5sparse::vol {
+namespace h5sparse::hdf5 {
 
 class NativeChunkStore final : public ChunkStore {
  public:
@@ -32,4 +33,4 @@ class NativeChunkStore final : public ChunkStore {
   std::vector<hsize_t> at_;
 };
 
-}  // namespace h5sparse::vol
+}  // namespace h5sparse::hdf5

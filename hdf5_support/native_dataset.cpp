@@ -1,10 +1,6 @@
 // Native dataset operations on the dataset below (see native_dataset.hpp).
 #include "native_dataset.hpp"
 
-#ifdef H5SPARSE_PARALLEL
-#include "parallel_write.hpp"
-#endif
-
 #include <H5VLconnector_passthru.h>
 
 #include <cstring>
@@ -13,11 +9,7 @@
 #include "h5sparse/error.hpp"
 #include "h5sparse/engine/sparse_engine.hpp"
 
-namespace h5sparse::vol {
-
-using hdf5::checked;
-using hdf5::Handle;
-using hdf5::throw_if_negative;
+namespace h5sparse::hdf5 {
 
 Handle dataset_get(void* under, hid_t under_vol_id, H5VL_dataset_get_t op, hid_t dxpl) {
   H5VL_dataset_get_args_t args{};
@@ -39,14 +31,6 @@ herr_t native_dataset_optional(void* under, hid_t under_vol_id, int op, H5VL_nat
                                hid_t dxpl) {
   H5VL_optional_args_t args{op, nargs};
   return H5VLdataset_optional(under, under_vol_id, &args, dxpl, nullptr);
-}
-
-std::vector<std::uint64_t> extent_of(hid_t space) {
-  const int rank = H5Sget_simple_extent_ndims(space);
-  throw_if_negative(rank, "cannot read the dataspace rank");
-  std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
-  throw_if_negative(H5Sget_simple_extent_dims(space, dims.data(), nullptr), "cannot read the dataspace extent");
-  return {dims.begin(), dims.end()};
 }
 
 std::string dataset_name(void* under, hid_t under_vol_id) {
@@ -72,7 +56,7 @@ bool check_writable(void* under, hid_t under_vol_id, hid_t dxpl) {
   return (intent & H5F_ACC_SWMR_WRITE) != 0;
 }
 
-unsigned file_intent(void* under, hid_t under_vol_id, hid_t dxpl) {
+void* file_of(void* under, hid_t under_vol_id, hid_t dxpl) {
   H5VL_loc_params_t loc{};
   loc.type = H5VL_OBJECT_BY_SELF;
   loc.obj_type = H5I_DATASET;
@@ -81,12 +65,44 @@ unsigned file_intent(void* under, hid_t under_vol_id, hid_t dxpl) {
   get.op_type = H5VL_OBJECT_GET_FILE;
   get.args.get_file.file = &file;
   throw_if_negative(H5VLobject_get(under, &loc, under_vol_id, &get, dxpl, nullptr), "cannot find the dataset's file");
+  return file;
+}
+
+unsigned file_intent(void* under, hid_t under_vol_id, hid_t dxpl) {
   unsigned intent = 0;
   H5VL_file_get_args_t file_get{};
   file_get.op_type = H5VL_FILE_GET_INTENT;
   file_get.args.get_intent.flags = &intent;
-  throw_if_negative(H5VLfile_get(file, under_vol_id, &file_get, dxpl, nullptr), "cannot read the file's access mode");
+  throw_if_negative(H5VLfile_get(file_of(under, under_vol_id, dxpl), under_vol_id, &file_get, dxpl, nullptr),
+                    "cannot read the file's access mode");
   return intent;
+}
+
+bool on_mpi_file([[maybe_unused]] void* under, [[maybe_unused]] hid_t under_vol_id) {
+#ifdef H5SPARSE_PARALLEL
+  // H5Fget_mpi_atomicity answers only for MPI drivers, and locally. The stack is saved even
+  // when empty: the probe of a file on another driver leaves records that are no failure.
+  const hid_t saved = H5Eget_current_stack();
+  herr_t rc = -1;
+  hbool_t flag = false;
+  H5E_BEGIN_TRY {
+    H5VL_native_file_optional_args_t nargs{};
+    nargs.get_mpi_atomicity.flag = &flag;
+    H5VL_optional_args_t args{H5VL_NATIVE_FILE_GET_MPI_ATOMICITY, &nargs};
+    void* file = nullptr;
+    try {
+      file = file_of(under, under_vol_id, H5P_DATASET_XFER_DEFAULT);
+    } catch (...) {
+      file = nullptr;
+    }
+    if (file) rc = H5VLfile_optional(file, under_vol_id, &args, H5P_DATASET_XFER_DEFAULT, nullptr);
+  }
+  H5E_END_TRY
+  if (saved >= 0) H5Eset_current_stack(saved);
+  return rc >= 0;
+#else
+  return false;
+#endif
 }
 
 namespace {
@@ -245,15 +261,13 @@ H5D_chunk_index_t chunk_index_type(void* under, hid_t under_vol_id, hid_t dxpl) 
 void write_stored_chunk(void* under, hid_t under_vol_id, const std::vector<hsize_t>& origin, ByteView bytes,
                         hid_t dxpl, unsigned filter_mask) {
   H5SPARSE_FAIL_IF(bytes.size > 0xFFFFFFFFu, ErrorCode::unsupported, "a stored chunk is limited to 4 GiB");
-#ifdef H5SPARSE_PARALLEL
   // Direct chunk writes from several MPI ranks silently lose data (issue 7): never on MPI-IO.
-  H5SPARSE_FAIL_IF(ParallelWrite::on_mpi_file(under, under_vol_id), ErrorCode::unsupported,
-          "dataset '" + dataset_name(under, under_vol_id) + "', chunk at " +
-              coords_text(std::vector<std::uint64_t>(origin.begin(), origin.end())) +
-              ": direct structured-chunk writes are refused on MPI-IO files (several ranks writing chunks "
-              "directly lose data); write and erase collectively (H5Dwrite with H5FD_MPIO_COLLECTIVE, "
-              "h5sparse_derase on every rank)");
-#endif
+  H5SPARSE_FAIL_IF(on_mpi_file(under, under_vol_id), ErrorCode::unsupported,
+                   "dataset '" + dataset_name(under, under_vol_id) + "', chunk at " +
+                       coords_text(std::vector<std::uint64_t>(origin.begin(), origin.end())) +
+                       ": direct structured-chunk writes are refused on MPI-IO files (several ranks writing chunks "
+                       "directly lose data); write and erase collectively (H5Dwrite with H5FD_MPIO_COLLECTIVE, "
+                       "h5sparse_derase on every rank)");
   const SparseChange change;  // dense chunks too: cheap, and no need to know which this is
   H5VL_native_dataset_optional_args_t nargs{};
   nargs.chunk_write.offset = origin.data();
@@ -264,4 +278,4 @@ void write_stored_chunk(void* under, hid_t under_vol_id, const std::vector<hsize
                     "cannot write a stored chunk");
 }
 
-}  // namespace h5sparse::vol
+}  // namespace h5sparse::hdf5

@@ -1,0 +1,58 @@
+// The caller's side of a transfer (H5Dread/H5Dwrite's memory buffer, datatype and selection)
+// in the sparse engine's terms: the selected elements as one packed array in selection order,
+// in the dataset's datatype.
+#pragma once
+
+#include <hdf5.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "h5sparse/codecs.hpp"
+#include "h5sparse/engine/owner_merge.hpp"
+#include "handle.hpp"
+
+namespace h5sparse::hdf5 {
+
+/// Whether the transfer property list sets a data transform (H5Pset_data_transform).
+bool has_data_transform(hid_t dxpl);
+
+/// The selected memory elements (`count` of them) in selection order, in `file_type`: `buf`
+/// itself when it already is that, else gathered (H5Dgather) and converted (H5Tconvert, the
+/// background of each element `fill` or zeros) into `storage`.
+const std::uint8_t* values_in_file_type(hid_t mem_type, hid_t mem_space, std::size_t count, hid_t file_type,
+                                        const Bytes& fill, hid_t dxpl, const void* buf, Bytes& storage);
+
+/// Where a read puts the selected elements in selection order: straight into the caller's
+/// buffer when the memory selection is one run of bytes (H5S_ALL, a whole array, a full row
+/// block), else a staging buffer that finish() scatters into the memory selection.
+class MemoryDestination {
+ public:
+  MemoryDestination(hid_t space, std::size_t element_size, std::uint64_t count, void* buf);
+  std::uint8_t* data() noexcept { return dest_; }
+  /// True when data() is the caller's buffer.
+  bool in_place() const noexcept { return staging_.empty(); }
+  /// After the elements were put at data(): moves staged ones to their places.
+  void finish();
+
+ private:
+  hid_t space_;
+  std::size_t element_size_;
+  std::uint8_t* buf_;
+  std::uint8_t* dest_;
+  Bytes staging_;
+};
+
+/// The memory of one collective write of whole chunks' dense images: the bounding box of the
+/// chunks, selected like the file (the part of each chunk inside the extent; same shape, so
+/// HDF5 maps memory to chunks block by block), each chunk's image copied into its place (pages
+/// outside the selection are never touched).
+struct ImageBox {
+  Handle space;
+  std::unique_ptr<std::uint8_t[]> bytes;
+};
+ImageBox image_box(const ChunkGrid& grid, const std::vector<const OwnedChunk*>& chunks, std::size_t element_size);
+
+}  // namespace h5sparse::hdf5
