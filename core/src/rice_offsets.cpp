@@ -158,7 +158,7 @@ __attribute__((always_inline)) inline std::uint8_t* write_gaps_body(const Walk& 
   RiceSink sink{out, 0, 0};
   std::uint64_t below = 0, above = 0, long_gaps = 0;
   std::uint64_t next = 0;
-  walk.each([&](std::uint64_t i) __attribute__((always_inline)) {
+  walk.every([&](std::uint64_t i) __attribute__((always_inline)) {
     const std::uint64_t gap = i - next;
     next = i + 1;
     const std::uint64_t q = gap >> k;
@@ -170,7 +170,6 @@ __attribute__((always_inline)) inline std::uint8_t* write_gaps_body(const Walk& 
     } else {
       sink = put_long_code(sink, gap, q, k);
     }
-    return true;
   });
   std::uint8_t* p = sink.p;
   for (std::uint64_t acc = sink.acc, used = sink.used; used > 0; used = used > 8 ? used - 8 : 0, acc >>= 8)

@@ -13,7 +13,8 @@
 
 namespace h5sparse::detail {
 
-// Walks call each(f) with every defined element in ascending order until f returns false.
+// Walks call each(f) with every defined element in ascending order until f returns false, and
+// every(f) with all of them (no test per element: the Rice writer's hot loop).
 
 /// The set bits of a bitmap, ascending.
 struct BitmapWalk {
@@ -25,6 +26,14 @@ struct BitmapWalk {
     for (std::size_t wi = 0; wi < words.size(); ++wi)
       for (std::uint64_t w = words[wi]; w; w &= w - 1)
         if (!f((std::uint64_t(wi) << 6) + std::uint64_t(__builtin_ctzll(w)))) return;
+  }
+  template <typename F>
+  __attribute__((always_inline)) void every(F&& f) const {
+    const std::uint64_t* const words = s.words().data();
+    const std::size_t count = s.words().size();
+    std::uint64_t base = 0;
+    for (std::size_t wi = 0; wi < count; ++wi, base += 64)
+      for (std::uint64_t w = words[wi]; w; w &= w - 1) f(base + std::uint64_t(__builtin_ctzll(w)));
   }
   template <typename F>
   void each_run(F&& f) const {
@@ -54,6 +63,10 @@ struct ListWalk {
   __attribute__((always_inline)) void each(F&& f) const {
     for (std::size_t i = 0; i < n; ++i)
       if (!f(std::uint64_t(offsets[i]))) return;
+  }
+  template <typename F>
+  __attribute__((always_inline)) void every(F&& f) const {
+    for (std::size_t i = 0; i < n; ++i) f(std::uint64_t(offsets[i]));
   }
   template <typename F>
   void each_run(F&& f) const {
