@@ -55,9 +55,9 @@ TEST(KeptMemory, ReleaseFreesEveryKeeper) {
   a.settle();
   b.holding = 400;
   b.settle();
-  const std::size_t before = kept_memory();
+  EXPECT_GE(kept_memory(), 700u);
   release_kept_memory();
   EXPECT_EQ(a.freed, 1);
   EXPECT_EQ(b.freed, 1);
-  EXPECT_EQ(kept_memory(), before - 700);
+  EXPECT_EQ(kept_memory(), 0u);  // every keeper's, also those earlier tests left on worker threads
 }
