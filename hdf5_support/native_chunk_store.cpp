@@ -10,14 +10,7 @@ const std::vector<hsize_t>& NativeChunkStore::at(const Coords& origin) {
   return at_;
 }
 
-bool NativeChunkStore::surely_absent(const Coords& origin) {
-  if (start_ == Start::unknown)
-    start_ = no_chunk_allocated(under_, under_vol_id_, dxpl_) ? Start::empty : Start::stored;
-  return start_ == Start::empty && written_.count(origin) == 0;
-}
-
 bool NativeChunkStore::read(const Coords& origin, StoredChunk& into) {
-  if (surely_absent(origin)) return false;
   return read_stored_chunk_into(under_, under_vol_id_, at(origin), dxpl_, into);
 }
 
@@ -26,7 +19,6 @@ void NativeChunkStore::read_sized(const Coords& origin, std::uint64_t size, Stor
 }
 
 void NativeChunkStore::write(const Coords& origin, ByteView bytes) {
-  if (start_ == Start::empty) written_.insert(origin);
   write_stored_chunk(under_, under_vol_id_, at(origin), bytes, dxpl_);
 }
 

@@ -5,8 +5,6 @@
 
 #include <H5VLconnector.h>
 
-#include <set>
-
 #include "h5sparse/engine/chunk_store.hpp"
 
 namespace h5sparse::hdf5 {
@@ -26,11 +24,6 @@ class NativeChunkStore final : public ChunkStore {
 
  private:
   const std::vector<hsize_t>& at(const Coords& origin);  // as HDF5 takes it (a reused buffer)
-  // True when no chunk can be stored at `origin`: the dataset had none allocated when this
-  // store first looked (asked once) and this store has not written one there since. A write
-  // into a new dataset then looks up none of the chunks it touches (a third of its cost per
-  // chunk when chunks hold an element or two).
-  bool surely_absent(const Coords& origin);
 
   void* under_;
   hid_t under_vol_id_;
@@ -38,8 +31,6 @@ class NativeChunkStore final : public ChunkStore {
   hid_t dxpl_;
   bool moves_rewritten_;
   std::vector<hsize_t> at_;
-  enum class Start { unknown, empty, stored } start_ = Start::unknown;
-  std::set<Coords> written_;  // by this store, when it started empty
 };
 
 }  // namespace h5sparse::hdf5

@@ -27,15 +27,6 @@ Handle dataset_get(void* under, hid_t under_vol_id, H5VL_dataset_get_t op, hid_t
   return checked(*out, "cannot query the dataset");
 }
 
-bool no_chunk_allocated(void* under, hid_t under_vol_id, hid_t dxpl) {
-  H5D_space_status_t status = H5D_SPACE_STATUS_ERROR;
-  H5VL_dataset_get_args_t args{};
-  args.op_type = H5VL_DATASET_GET_SPACE_STATUS;
-  args.args.get_space_status.status = &status;
-  throw_if_negative(H5VLdataset_get(under, under_vol_id, &args, dxpl, nullptr), "cannot query the dataset's storage");
-  return status == H5D_SPACE_STATUS_NOT_ALLOCATED;
-}
-
 herr_t native_dataset_optional(void* under, hid_t under_vol_id, int op, H5VL_native_dataset_optional_args_t* nargs,
                                hid_t dxpl) {
   H5VL_optional_args_t args{op, nargs};

@@ -21,9 +21,6 @@ namespace h5sparse::hdf5 {
 /// The DCPL, dataspace or datatype of the dataset below (the caller owns the result).
 Handle dataset_get(void* under, hid_t under_vol_id, H5VL_dataset_get_t op, hid_t dxpl);
 
-/// True when the dataset has no storage allocated (H5Dget_space_status: no chunk stored).
-bool no_chunk_allocated(void* under, hid_t under_vol_id, hid_t dxpl);
-
 /// One native dataset optional operation (H5VL_NATIVE_DATASET_*) on the dataset below.
 herr_t native_dataset_optional(void* under, hid_t under_vol_id, int op, H5VL_native_dataset_optional_args_t* nargs,
                                hid_t dxpl);
