@@ -24,7 +24,7 @@ struct ListedChunk {
   std::uint64_t size;
 };
 
-// A chunk's elements inside the region, and the boxes that cut them.
+// A listed chunk of a group: its stored bytes, then its elements inside the region.
 struct ChunkPart {
   const ListedChunk* chunk = nullptr;
   StoredChunk stored;
@@ -52,7 +52,7 @@ LocalBox local_box(const Box& box, const Coords& origin, const Coords& chunk_dim
   return b;
 }
 
-// Keeps the elements of `part` inside any of `boxes` (local to the chunk).
+// Keeps the elements of `e` inside any of `boxes` (local to the chunk).
 void cut_to(ChunkElements& e, const std::vector<LocalBox>& boxes, const Coords& chunk_dims, std::size_t es) {
   const std::size_t rank = chunk_dims.size();
   const std::uint64_t row = chunk_dims[rank - 1];
