@@ -43,11 +43,11 @@ def _coordinates_in(dset, coords):
                          f"got shape {c.shape}")
     if c.dtype.kind not in "iu" and c.size:
         raise TypeError(f"coordinates must be integers, got {c.dtype}")
-    if c.dtype.kind == "i" and c.size:
-        negative = np.flatnonzero((c < 0).any(axis=1))
-        if negative.size:
-            p = int(negative[0])
-            raise ValueError(f"coordinate {tuple(int(x) for x in c[p])} (point {p}) is negative")
+    if c.dtype.kind == "i" and c.size and c.min() < 0:  # one pass; the search only on failure
+        p = int(np.flatnonzero((c < 0).any(axis=1))[0])
+        raise ValueError(f"coordinate {tuple(int(x) for x in c[p])} (point {p}) is negative")
+    if c.dtype.itemsize == 8 and c.flags.c_contiguous:
+        return c.view(np.uint64)  # int64 known non-negative: the same bits, no copy
     return np.ascontiguousarray(c, dtype=np.uint64)
 
 

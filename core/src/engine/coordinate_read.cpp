@@ -220,9 +220,9 @@ class Scan {
 
   // The position in the band of line `line` of a chunk at `origin`: its first element's
   // row-major number among the band's elements, counted from the band's first row.
-  std::uint64_t line_key(const Coords& origin, std::uint64_t line) const {
+  std::uint64_t line_key(const Coords& origin, std::uint64_t line) {
     const Coords& chunk = grid_.chunk_dims();
-    Coords at(rank_);
+    Coords& at = line_at_;  // scratch: a key per line must not allocate
     for (std::size_t d = rank_ - 1; d-- > 0; line /= chunk[d]) at[d] = line % chunk[d];
     std::uint64_t key = at[0];
     for (std::size_t d = 1; d < rank_; ++d)
@@ -292,6 +292,7 @@ class Scan {
   const std::size_t es_;  // 0: no values
   std::vector<ListedChunk> listed_;
   std::vector<ChunkPart> parts_;
+  Coords line_at_ = Coords(rank_);
   Growing<std::uint64_t> coords_;
   Growing<std::uint8_t> values_;
 };

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "h5sparse/chunk_grid.hpp"
+#include "h5sparse/codecs.hpp"
 
 namespace h5sparse::detail {
 
@@ -16,10 +17,14 @@ struct ChunkPoint {
   std::uint32_t offset;  ///< linear in its chunk
 };
 
+/// Points that `resize` leaves unwritten: every one is written before it is read (zeroing them
+/// first was a tenth of grouping).
+using PointVector = std::vector<ChunkPoint, UninitialisedAllocator<ChunkPoint>>;
+
 /// Points sorted by chunk, then by offset in the chunk, a coordinate given twice in the
 /// caller's order (so the last one is the last of its run).
 struct PointsByChunk {
-  std::vector<ChunkPoint> points;
+  PointVector points;
   std::vector<std::size_t> starts;  ///< each chunk's first point, then points.size()
 };
 
