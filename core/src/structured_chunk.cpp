@@ -12,8 +12,7 @@
 #include "h5sparse/checksum.hpp"
 #include "h5sparse/error.hpp"
 #include "h5sparse/fill_scan.hpp"
-#include "h5sparse/kept_memory.hpp"
-#include "h5sparse/varint.hpp"
+#include "section_io.hpp"
 
 namespace h5sparse {
 namespace {
@@ -23,14 +22,10 @@ constexpr std::uint8_t kMagic[4] = {'H', '5', 'S', 'C'};
 constexpr std::size_t kV1HeaderSize = 60;
 constexpr std::size_t kV1SectionInfoSize = 24;
 constexpr std::size_t kV1HeaderChecksumOffset = 56;
-// Version 2: version byte, flags, then varint sizes and 32-bit checksums (docs/FORMAT.md).
-constexpr std::uint8_t kFlagFiltered[2] = {1, 2};
-constexpr std::uint8_t kFlagPadding = 4;
+// Version 2: version byte, flags, then varint sizes and 32-bit checksums (docs/FORMAT.md), in
+// the compact header of section_io.hpp.
 constexpr const char* kSectionNames[2] = {"section 0 (selection)", "section 1 (values)"};
 
-void put_u32(std::uint8_t* p, std::uint32_t v) {
-  for (int i = 0; i < 4; ++i) p[i] = std::uint8_t(v >> (8 * i));
-}
 std::uint32_t get_u32(const std::uint8_t* p) {
   std::uint32_t v = 0;
   for (int i = 0; i < 4; ++i) v |= std::uint32_t(p[i]) << (8 * i);
@@ -42,26 +37,16 @@ std::uint64_t get_u64(const std::uint8_t* p) {
   return v;
 }
 
-const SectionPipeline& pipeline_of(std::size_t s, const ChunkLayout& layout) {
-  return s == 0 ? layout.selection_pipeline : layout.values_pipeline;
+// The two sections of a fixed-size chunk for the compact header code.
+std::array<detail::SectionKind, 2> kinds_of(const ChunkLayout& layout) {
+  return {detail::SectionKind{&layout.selection_pipeline, 1, kSectionNames[0]},
+          detail::SectionKind{&layout.values_pipeline, layout.element_size, kSectionNames[1]}};
 }
 
-// The filter mask of a section no filter of `pipeline` ran on: every filter skipped.
-std::uint32_t all_skipped(const SectionPipeline& pipeline) {
-  return pipeline.size() >= 32 ? 0xFFFFFFFFu : (std::uint32_t(1) << pipeline.size()) - 1;
-}
-
-// Whether the unfiltered bytes hash to what the header records: all 64 bits in version 1,
-// the low 32 in version 2.
-bool unfiltered_checksum_matches(const ChunkHeader& header, const SectionInfo& info, std::uint64_t hash) {
-  return header.version == 1 ? hash == info.checksum : std::uint32_t(hash) == info.checksum;
-}
-
-void put_varint(std::uint8_t*& p, std::uint32_t v) { p = write_varint(p, v); }
-
-std::uint32_t checked_u32(std::size_t size, const char* what) {
-  H5SPARSE_FAIL_IF(size > 0xFFFFFFFFu, ErrorCode::unsupported, std::string(what) + " exceeds 4 GiB");
-  return std::uint32_t(size);
+// A variable-length layout has four sections (var_chunk.hpp); these functions handle two.
+void refuse_var_layout(const ChunkLayout& layout) {
+  H5SPARSE_FAIL_IF(layout.is_var(), ErrorCode::invalid_argument,
+                   "a variable-length dataset's chunks are encoded and decoded by var_chunk.hpp");
 }
 
 // Gathers, for each defined element, which one of the chunk's elements it is (row-major).
@@ -86,85 +71,20 @@ StructuredChunk StructuredChunk::empty(const ChunkLayout& layout) {
 
 namespace {
 
-// One section on its way to storage: its header fields, and where its stored bytes are (the
-// unfiltered bytes themselves, or a pipeline's output in scratch buffers).
-struct PreparedSection {
-  SectionInfo info{};
-  const std::uint8_t* stored = nullptr;
-  std::array<Bytes, 2> own;  // scratch of a section too large to keep per thread
-};
+using detail::PreparedSection;
 
-// Pipeline output buffers per thread and section, reused from chunk to chunk (a fresh output
-// buffer per chunk cost a zeroing pass and page faults); a section above kKeptScratch bytes
-// uses buffers of its own, so a thread never keeps more than that, and all threads together
-// no more than the kept-memory budget (kept_memory.hpp).
-constexpr std::size_t kKeptScratch = std::size_t(8) << 20;
-
-struct SectionScratch final : Keeper {
-  std::array<std::array<Bytes, 2>, 2> kept;
-  std::size_t held() const noexcept override {
-    std::size_t bytes = 0;
-    for (const auto& section : kept)
-      for (const Bytes& b : section) bytes += b.capacity();
-    return bytes;
-  }
-  void free_buffers() noexcept override {
-    for (auto& section : kept)
-      for (Bytes& b : section) Bytes().swap(b);
-  }
-};
-
-std::array<Bytes, 2>& section_scratch(std::size_t section, std::size_t size, PreparedSection& out) {
-  thread_local SectionScratch scratch;
-  if (size > kKeptScratch) return out.own;
-  if (section == 0) scratch.settle();  // a chunk starts with section 0: the last chunk's are done with
-  return scratch.kept[section];
-}
-
-void prepare_section(std::size_t section, const std::uint8_t* data, std::size_t size, const SectionPipeline& pipeline,
-                     std::size_t element_size, PreparedSection& out) {
-  out.info.unfiltered_size = checked_u32(size, "section");
-  out.info.checksum = xxh3_64(data, size);
-  if (pipeline.empty()) {  // stored = unfiltered: no copy, one hash
-    out.stored = data;
-    out.info.filter_mask = 0;
-    out.info.stored_checksum = std::uint32_t(out.info.checksum);
-    out.info.stored_size = out.info.unfiltered_size;
-    return;
-  }
-  const ByteView filtered = apply_pipeline_to(pipeline, data, size, element_size, &out.info.filter_mask,
-                                              section_scratch(section, size, out));
-  out.stored = filtered.data;
-  out.info.stored_checksum = filtered.data == data ? std::uint32_t(out.info.checksum)
-                                                   : std::uint32_t(xxh3_64(filtered.data, filtered.size));
-  out.info.stored_size = checked_u32(filtered.size, "filtered section");
+void prepare_sections(const std::uint8_t* selection, std::size_t selection_size, const std::uint8_t* values,
+                      std::size_t values_size, const ChunkLayout& layout, PreparedSection (&out)[2]) {
+  refuse_var_layout(layout);
+  const auto kinds = kinds_of(layout);
+  detail::prepare_section(0, selection, selection_size, kinds[0], out[0]);
+  detail::prepare_section(1, values, values_size, kinds[1], out[1]);
 }
 
 // Writes the version 2 header of `header` (whose `size` it ignores) and returns its size.
 std::size_t write_header(const ChunkHeader& header, const ChunkLayout& layout, std::uint8_t* out) {
-  std::uint8_t* p = out + 2;
-  std::uint8_t flags = header.padding ? kFlagPadding : 0;
-  for (std::size_t s = 0; s < 2; ++s) {
-    const SectionInfo& info = header.sections[s];
-    const bool filtered = info.filter_mask != all_skipped(pipeline_of(s, layout));
-    if (filtered) flags |= kFlagFiltered[s];
-    put_varint(p, info.stored_size);
-    if (filtered) {
-      put_varint(p, info.filter_mask);
-      put_varint(p, info.unfiltered_size);
-    }
-    put_u32(p, info.stored_checksum);
-    p += 4;
-    if (filtered) {
-      put_u32(p, std::uint32_t(info.checksum));
-      p += 4;
-    }
-  }
-  if (header.padding) put_varint(p, header.padding);
-  out[0] = ChunkHeader::kVersion;
-  out[1] = flags;
-  put_u32(p, std::uint32_t(xxh3_64(out, std::size_t(p - out))));
-  return std::size_t(p + 4 - out);
+  return detail::write_compact_header(ChunkHeader::kVersion, header.sections.data(), kinds_of(layout).data(), 2,
+                                      header.padding, out);
 }
 
 }  // namespace
@@ -173,8 +93,7 @@ namespace {
 
 Bytes encode_sections(const Bytes& selection, const Bytes& values, const ChunkLayout& layout) {
   PreparedSection sections[2];
-  prepare_section(0, selection.data(), selection.size(), layout.selection_pipeline, 1, sections[0]);
-  prepare_section(1, values.data(), values.size(), layout.values_pipeline, layout.element_size, sections[1]);
+  prepare_sections(selection.data(), selection.size(), values.data(), values.size(), layout, sections);
   ChunkHeader header;
   header.sections = {sections[0].info, sections[1].info};
   return serialize_chunk(header, {sections[0].stored, sections[1].stored}, layout);
@@ -209,8 +128,7 @@ ByteView encode_chunk_in_place(const ChunkSelection& defined, std::uint8_t* buff
   const std::size_t values_offset = values_offset_in_place(layout);
   const Bytes selection = encode_selection(defined, layout.dims);
   PreparedSection sections[2];
-  prepare_section(0, selection.data(), selection.size(), layout.selection_pipeline, 1, sections[0]);
-  prepare_section(1, buffer + values_offset, values_size, layout.values_pipeline, layout.element_size, sections[1]);
+  prepare_sections(selection.data(), selection.size(), buffer + values_offset, values_size, layout, sections);
   ChunkHeader header;
   header.sections = {sections[0].info, sections[1].info};
   std::uint8_t head[ChunkHeader::kMaxSize];
@@ -261,41 +179,6 @@ void avoid_chunk_size(Bytes& chunk, std::size_t size, const ChunkLayout& layout)
 
 namespace {
 
-// Reads the header fields of version 2 with bounds checks; throws corrupt_data.
-class HeaderReader {
- public:
-  HeaderReader(const std::uint8_t* data, std::size_t size) : p_(data), start_(data), end_(data + size) {}
-  std::uint32_t varint() {
-    std::uint64_t v = 0;
-    for (unsigned shift = 0; shift < 35; shift += 7) {
-      need(1);
-      const std::uint8_t byte = *p_++;
-      v |= std::uint64_t(byte & 0x7F) << shift;
-      if (!(byte & 0x80)) {
-        H5SPARSE_FAIL_IF(v > 0xFFFFFFFFu, ErrorCode::corrupt_data, "structured chunk header: varint above 32 bits");
-        return std::uint32_t(v);
-      }
-    }
-    throw Error(ErrorCode::corrupt_data, "structured chunk header: varint longer than 5 bytes");
-  }
-  std::uint32_t u32() {
-    need(4);
-    const std::uint32_t v = get_u32(p_);
-    p_ += 4;
-    return v;
-  }
-  std::size_t offset() const { return std::size_t(p_ - start_); }
-
- private:
-  void need(std::size_t n) {
-    H5SPARSE_FAIL_IF(std::size_t(end_ - p_) < n, ErrorCode::corrupt_data,
-                     "structured chunk of " + std::to_string(end_ - start_) + " bytes is shorter than its header");
-  }
-  const std::uint8_t* p_;
-  const std::uint8_t* start_;
-  const std::uint8_t* end_;
-};
-
 ChunkHeader read_v1_header(const std::uint8_t* data, std::size_t size) {
   H5SPARSE_FAIL_IF(size < kV1HeaderSize, ErrorCode::corrupt_data,
           "structured chunk of " + std::to_string(size) + " bytes is shorter than its 60-byte header");
@@ -322,39 +205,12 @@ ChunkHeader read_v1_header(const std::uint8_t* data, std::size_t size) {
 }
 
 ChunkHeader read_v2_header(const std::uint8_t* data, std::size_t size, const ChunkLayout& layout) {
-  H5SPARSE_FAIL_IF(size < 2, ErrorCode::corrupt_data, "structured chunk of 1 byte");
-  const std::uint8_t flags = data[1];
-  HeaderReader fields(data + 2, size - 2);
   ChunkHeader header{};
   header.version = 2;
-  for (std::size_t s = 0; s < 2; ++s) {
-    SectionInfo& info = header.sections[s];
-    const bool filtered = flags & kFlagFiltered[s];
-    info.stored_size = fields.varint();
-    info.filter_mask = filtered ? fields.varint() : all_skipped(pipeline_of(s, layout));
-    info.unfiltered_size = filtered ? fields.varint() : info.stored_size;
-    info.stored_checksum = fields.u32();
-    info.checksum = filtered ? fields.u32() : info.stored_checksum;
-  }
-  if (flags & kFlagPadding) header.padding = fields.varint();
-  header.size = 2 + fields.offset();
-  H5SPARSE_FAIL_IF(std::uint32_t(xxh3_64(data, header.size)) != fields.u32(), ErrorCode::corrupt_data,
-                   "structured chunk header checksum mismatch");
-  header.size += 4;
-  // Checked only now, under the checksum: a flipped flag is a checksum mismatch above.
-  H5SPARSE_FAIL_IF(flags & ~(kFlagFiltered[0] | kFlagFiltered[1] | kFlagPadding), ErrorCode::corrupt_data,
-                   "structured chunk header: unknown flags " + std::to_string(flags));
-  H5SPARSE_FAIL_IF((flags & kFlagPadding) && header.padding == 0, ErrorCode::corrupt_data,
-                   "structured chunk header: padding flag with no padding");
-  for (std::size_t s = 0; s < 2; ++s) {
-    if (!(flags & kFlagFiltered[s])) continue;
-    const SectionPipeline& pipeline = pipeline_of(s, layout);
-    const std::uint32_t mask = header.sections[s].filter_mask;
-    H5SPARSE_FAIL_IF(mask == all_skipped(pipeline) || (pipeline.size() < 32 && (mask >> pipeline.size()) != 0),
-                     ErrorCode::corrupt_data,
-                     std::string(kSectionNames[s]) + ": filter mask " + std::to_string(mask) +
-                         " does not name a filter of its " + std::to_string(pipeline.size()) + "-filter pipeline");
-  }
+  const detail::CompactHeader compact =
+      detail::read_compact_header(data, size, header.sections.data(), kinds_of(layout).data(), 2);
+  header.size = compact.size;
+  header.padding = compact.padding;
   return header;
 }
 
@@ -362,39 +218,20 @@ ChunkHeader read_v2_header(const std::uint8_t* data, std::size_t size, const Chu
 
 ChunkHeader read_chunk_header(const std::uint8_t* data, std::size_t size, const ChunkLayout& layout) {
   H5SPARSE_FAIL_IF(size == 0, ErrorCode::corrupt_data, "structured chunk of 0 bytes");
-  ChunkHeader header;
-  if (data[0] == kMagic[0]) {
-    header = read_v1_header(data, size);
-  } else {
-    H5SPARSE_FAIL_IF(data[0] != ChunkHeader::kVersion, ErrorCode::unsupported,
-                     "structured chunk format version " + std::to_string(data[0]) + " is unknown to this reader (1 and 2)");
-    header = read_v2_header(data, size, layout);
-  }
-  const std::uint64_t total =
-      std::uint64_t(header.size) + header.padding + header.sections[0].stored_size + header.sections[1].stored_size;
-  H5SPARSE_FAIL_IF(total != size, ErrorCode::corrupt_data,
-          "structured chunk sections add up to " + std::to_string(total) + " bytes, stored chunk has " +
-              std::to_string(size));
-  H5SPARSE_FAIL_IF(std::any_of(data + size - header.padding, data + size, [](std::uint8_t b) { return b != 0; }),
-          ErrorCode::corrupt_data, "structured chunk padding is not zero");
+  refuse_var_layout(layout);
+  if (data[0] == ChunkHeader::kVersion) return read_v2_header(data, size, layout);
+  H5SPARSE_FAIL_IF(data[0] == kVarChunkVersion, ErrorCode::corrupt_data,
+                   "a variable-length structured chunk (format version 3) in a fixed-size dataset");
+  H5SPARSE_FAIL_IF(data[0] != kMagic[0], ErrorCode::unsupported,
+                   "structured chunk format version " + std::to_string(data[0]) + " is unknown to this reader (1-3)");
+  const ChunkHeader header = read_v1_header(data, size);
+  detail::check_chunk_total(data, size, header.size, header.padding, header.sections.data(), 2);
   return header;
 }
 
 ByteView unfilter_section_to(std::size_t s, const std::uint8_t* stored, const SectionInfo& info,
                              const ChunkLayout& layout, std::array<Bytes, 2>& scratch) {
-  const SectionPipeline& pipeline = pipeline_of(s, layout);
-  if (pipeline.empty()) {  // stored bytes are the section
-    if (info.filter_mask != 0 || info.stored_size != info.unfiltered_size)
-      throw Error(ErrorCode::corrupt_data, std::string(kSectionNames[s]) +
-                                               ": no section pipeline, yet filter mask or sizes say filtered");
-    return {stored, info.stored_size};
-  }
-  try {
-    return reverse_pipeline_to(pipeline, {stored, info.stored_size}, info.filter_mask,
-                               s == 0 ? 1 : layout.element_size, info.unfiltered_size, scratch);
-  } catch (const Error& e) {
-    throw Error(ErrorCode::corrupt_data, std::string(kSectionNames[s]) + ": " + e.what());
-  }
+  return detail::unfilter_stored(stored, info, kinds_of(layout)[s], scratch);
 }
 
 Bytes unfilter_section(std::size_t s, const std::uint8_t* stored, const SectionInfo& info, const ChunkLayout& layout) {
@@ -434,29 +271,14 @@ UnfilteredSections unfilter_sections(const std::uint8_t* data, std::size_t size,
   out.header = read_chunk_header(data, size, layout);
   const ChunkHeader& header = out.header;
   const std::uint8_t* p = data + header.size;
+  const auto kinds = kinds_of(layout);
   for (std::size_t s = 0; s < 2; ++s) {
     const SectionInfo& info = header.sections[s];
-    const std::uint64_t stored_hash = xxh3_64(p, info.stored_size);
-    // Catches any flipped stored byte, also one a codec would silently decode the same.
-    if (std::uint32_t(stored_hash) != info.stored_checksum)
-      throw Error(ErrorCode::corrupt_data, std::string(kSectionNames[s]) + " stored-bytes checksum mismatch");
-    const bool unfiltered = (s == 0 ? layout.selection_pipeline : layout.values_pipeline).empty();
-    if (unfiltered) {  // one hash serves both checksums; the stored bytes are the section
-      if (info.filter_mask != 0 || info.stored_size != info.unfiltered_size)
-        throw Error(ErrorCode::corrupt_data, std::string(kSectionNames[s]) +
-                                                 ": no section pipeline, yet filter mask or sizes say filtered");
-      if (!unfiltered_checksum_matches(header, info, stored_hash))
-        throw Error(ErrorCode::corrupt_data, std::string(kSectionNames[s]) + " checksum mismatch");
-      out.bytes[s] = p;
-    } else {
-      std::array<Bytes, 2> scratch;
-      const ByteView section =
-          unfilter_section_to(s, p, info, layout, s == 1 && values_scratch ? *values_scratch : scratch);
-      if (!unfiltered_checksum_matches(header, info, xxh3_64(section.data, section.size)))
-        throw Error(ErrorCode::corrupt_data, std::string(kSectionNames[s]) + " checksum mismatch");
-      if (s == 0 || !values_scratch) out.owned[s] = detach_result(section, scratch);
-      out.bytes[s] = out.owned[s].empty() ? section.data : out.owned[s].data();
-    }
+    std::array<Bytes, 2> scratch;
+    std::array<Bytes, 2>& into = s == 1 && values_scratch ? *values_scratch : scratch;
+    const ByteView section = detail::unfilter_verified(p, info, kinds[s], header.version, into);
+    if (section.data != p && &into == &scratch) out.owned[s] = detach_result(section, scratch);
+    out.bytes[s] = out.owned[s].empty() ? section.data : out.owned[s].data();
     p += info.stored_size;
   }
   if (header.version == 1 && header.sections[0].unfiltered_size > 0 &&

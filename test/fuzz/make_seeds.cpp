@@ -11,8 +11,11 @@
 #include "h5sparse/filter_ids.hpp"
 #include "h5sparse/sparse_layout.hpp"
 #include "h5sparse/structured_chunk.hpp"
+#include "h5sparse/var_chunk.hpp"
 
 using namespace h5sparse;
+
+ChunkLayout fuzz_var_layout(std::uint8_t selector);  // fuzz_var_chunk.cpp
 
 static void put(const std::filesystem::path& dir, const std::string& name, std::uint8_t prefix, const Bytes& body) {
   std::filesystem::create_directories(dir);
@@ -54,6 +57,19 @@ int main(int argc, char** argv) {
       for (int b = 0; b < 4; ++b) c.values.push_back(std::uint8_t(i * 7 + b));
     }
     put(root / "chunk", "c" + std::to_string(prefix), prefix, encode_chunk(c, layout));
+  }
+  // Variable-length chunks: every layout fuzz_var_chunk selects, NULL, empty and longer values.
+  for (unsigned prefix = 0; prefix < 128; prefix += 3) {
+    const ChunkLayout layout = fuzz_var_layout(std::uint8_t(prefix));
+    ChunkVarElements c;
+    const std::uint8_t text[] = "variable-length payloads, repeated repeated";
+    for (std::uint32_t i = 0; i < 48; i += 1 + prefix % 4) {
+      VarPayload slots[2] = {{text, i % 40, i % 5 == 0}, {text, 4 * (i % 9), false}};
+      if (slots[0].null) slots[0].size = 0;
+      c.offsets.push_back(i);
+      c.values.append(layout.var, text, slots);
+    }
+    put(root / "var_chunk", "v" + std::to_string(prefix), std::uint8_t(prefix), encode_var_chunk(c, layout));
   }
   SparseParams p;
   p.layout.dims = {8, 6};

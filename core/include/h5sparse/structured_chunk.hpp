@@ -13,14 +13,40 @@
 
 namespace h5sparse {
 
+/// The format version of variable-length chunks (var_chunk.hpp): four sections.
+constexpr std::uint8_t kVarChunkVersion = 3;
+
+/// The parts of one element of a variable-length type (docs/FORMAT.md, "Variable-length
+/// chunks"): its fixed-size members packed into `fixed_size` bytes, and one slot per
+/// variable-length member, each a sequence of base elements of `base_size` bytes (1 for a
+/// string). No slots: a fixed-size type.
+struct VarType {
+  std::size_t fixed_size = 0;
+  std::vector<std::size_t> slot_base_sizes;
+
+  std::size_t slots() const { return slot_base_sizes.size(); }
+  /// The element size of the data section's shuffle: the slots' base size when they share
+  /// one, else 1.
+  std::size_t data_element_size() const;
+  bool operator==(const VarType& o) const {
+    return fixed_size == o.fixed_size && slot_base_sizes == o.slot_base_sizes;
+  }
+};
+
 /// What every chunk of one sparse dataset shares.
 struct ChunkLayout {
   std::vector<std::uint64_t> dims;  ///< chunk dimensions, row-major
-  std::size_t element_size = 0;     ///< bytes per element of the file datatype
+  std::size_t element_size = 0;     ///< bytes per element of the file datatype (the carrier's, when `var` has slots)
   SectionPipeline selection_pipeline;
-  SectionPipeline values_pipeline;
+  SectionPipeline values_pipeline;  ///< of the fixed-size parts, when `var` has slots
+  /// Variable-length datasets only: the element's parts and the pipelines of the lengths and
+  /// data sections (var_chunk.hpp).
+  VarType var;
+  SectionPipeline lengths_pipeline;
+  SectionPipeline data_pipeline;
 
   std::uint64_t element_count() const;
+  bool is_var() const { return var.slots() > 0; }
 };
 
 /// The decoded content of one chunk.

@@ -5,6 +5,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+
+#include "h5sparse/error.hpp"
 
 namespace h5sparse {
 
@@ -26,6 +29,23 @@ inline std::uint8_t* write_varint(std::uint8_t* p, std::uint64_t v) noexcept {
   }
   *p++ = std::uint8_t(v);
   return p;
+}
+
+/// Reads a varint of at most 5 bytes and 32 bits (the structured chunk header's sizes, a VL
+/// chunk's lengths) at `p`, not past `end`, and advances `p`; Error(corrupt_data) saying
+/// `what` holds a truncated, overlong or too large varint.
+inline std::uint32_t read_varint32(const std::uint8_t*& p, const std::uint8_t* end, const char* what) {
+  std::uint64_t v = 0;
+  for (unsigned shift = 0; shift < 35; shift += 7) {
+    H5SPARSE_FAIL_IF(p == end, ErrorCode::corrupt_data, std::string(what) + ": truncated varint");
+    const std::uint8_t byte = *p++;
+    v |= std::uint64_t(byte & 0x7F) << shift;
+    if (!(byte & 0x80)) {
+      H5SPARSE_FAIL_IF(v > 0xFFFFFFFFu, ErrorCode::corrupt_data, std::string(what) + ": varint above 32 bits");
+      return std::uint32_t(v);
+    }
+  }
+  throw Error(ErrorCode::corrupt_data, std::string(what) + ": varint longer than 5 bytes");
 }
 
 }  // namespace h5sparse
