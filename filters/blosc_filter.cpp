@@ -3,8 +3,9 @@
 //   [0] filter revision (2)   [1] blosc format (2)   [2] typesize   [3] chunk bytes
 //   [4] clevel 0-9 (default 5)   [5] shuffle 0 none, 1 byte, 2 bit (default 1)
 //   [6] compressor 0 blosclz, 1 lz4, 2 lz4hc, 3 snappy, 4 zlib, 5 zstd (default 0)
-// Like the peer, compression that does not fit in the input's size returns 0, so an optional
-// filter leaves the chunk raw with its filter-mask bit set.
+// Like the peer, compression that does not fit in the input's size returns 0 from an optional
+// filter (HDF5 leaves the chunk raw with its filter-mask bit set); unlike the peer, which fails,
+// a mandatory one stores c-blosc's copied frame (the input behind a 16-byte header).
 #include <H5PLextern.h>
 
 #include <string>
@@ -73,10 +74,11 @@ size_t blosc_filter(unsigned flags, size_t cd_nelmts, const unsigned cd_values[]
     const std::size_t size = compress_swapping_input(buf, buf_size, nbytes, [&](std::uint8_t* dst, std::size_t capacity) {
       return blosc_compress(dst, capacity, input, nbytes, p);
     });
-    // Does not pay: HDF5 stores an optional filter's chunk raw and clears this record.
-    H5SPARSE_FAIL_IF(size == 0, ErrorCode::buffer_too_small,
-            "blosc: compressed chunk would not be smaller than " + std::to_string(nbytes) + " bytes");
-    return size;
+    if (size != 0) return size;
+    return output_when_compression_does_not_pay(flags, buf, buf_size, nbytes, blosc_compress_bound(nbytes), "blosc",
+                                                [&](std::uint8_t* dst, std::size_t capacity) {
+                                                  return blosc_store(dst, capacity, input, nbytes, p);
+                                                });
   });
 }
 

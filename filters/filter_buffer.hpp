@@ -10,8 +10,10 @@
 #include <cstdint>
 #include <cstring>
 #include <new>
+#include <string>
 #include <utility>
 
+#include "h5sparse/error.hpp"
 #include "h5sparse/kept_memory.hpp"
 
 namespace h5sparse::hdf5 {
@@ -104,6 +106,23 @@ std::size_t compress_swapping_input(void** buf, std::size_t* buf_size, std::size
   const std::size_t size = compress(spare.reserve(nbytes), nbytes);
   if (size > 0 && size <= nbytes) spare.swap_with(buf, buf_size);
   return size;
+}
+
+/// The output of a filter whose compression did not pay (0 from compress_swapping_input).
+/// Optional (H5Z_FLAG_OPTIONAL in `flags`): 0, so HDF5 stores the chunk as it is, which is
+/// smaller, and sets its mask bit. Mandatory: HDF5 fails the write on 0, so `store(dst,
+/// capacity)` writes the input in the codec's stored form (at most `bound` bytes, a little
+/// more than the input), handed to HDF5 in place of its input.
+template <typename Store>
+std::size_t output_when_compression_does_not_pay(unsigned flags, void** buf, std::size_t* buf_size, std::size_t nbytes,
+                                                  std::size_t bound, const char* codec, Store&& store) {
+  if (flags & H5Z_FLAG_OPTIONAL) return 0;
+  FilterOutput out(bound);
+  const std::size_t size = store(out.data(), out.capacity());
+  H5SPARSE_FAIL_IF(size == 0, ErrorCode::unsupported,
+                   std::string(codec) + ": a chunk of " + std::to_string(nbytes) +
+                       " bytes does not compress and is too large to store uncompressed in the codec's format");
+  return out.replace(buf, buf_size, size);
 }
 
 }  // namespace h5sparse::hdf5

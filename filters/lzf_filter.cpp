@@ -1,7 +1,8 @@
 // HDF5 filter plugin for LZF, filter ID 32000, file-compatible with h5py's built-in filter.
 // cd_values, as h5py lays them out: [0] filter revision (4), [1] LZF version (0x0105),
 // [2] chunk bytes (the decoded size). Compression that does not fit in the input's size
-// returns 0, so the optional filter leaves the chunk raw with its filter-mask bit set.
+// returns 0 from an optional filter (HDF5 leaves the chunk raw with its filter-mask bit set);
+// a mandatory one stores the chunk as literal runs, which h5py's decoder reads too.
 #include <H5PLextern.h>
 
 #include <string>
@@ -68,9 +69,11 @@ size_t lzf_filter(unsigned flags, size_t cd_nelmts, const unsigned cd_values[], 
     const std::size_t size = compress_swapping_input(buf, buf_size, nbytes, [&](std::uint8_t* dst, std::size_t capacity) {
       return lzf_compress(dst, capacity, input, nbytes);
     });
-    H5SPARSE_FAIL_IF(size == 0, ErrorCode::buffer_too_small,
-            "lzf: compressed chunk would not be smaller than " + std::to_string(nbytes) + " bytes");
-    return size;
+    if (size != 0) return size;
+    return output_when_compression_does_not_pay(flags, buf, buf_size, nbytes, lzf_store_bound(nbytes), "lzf",
+                                                [&](std::uint8_t* dst, std::size_t capacity) {
+                                                  return lzf_store(dst, capacity, input, nbytes);
+                                                });
   });
 }
 

@@ -21,6 +21,7 @@ root_recipe=1  # bump when the way a root is made changes (not its package list)
 # Packages of every root. python3-h5py-serial is named so that apt never satisfies h5py with
 # the MPI build alone (python3-h5py-mpi is also listed, for the parallel flavour's tests).
 # scipy, sparse and dask: the coordinate (COO/CSR) benchmarks and interoperability work.
+# pip and setuptools: the test of `pip install --no-build-isolation .` (test/package).
 toolchain_packages_common=(
   g++ cmake make ninja-build pkgconf git
   libhdf5-dev hdf5-tools
@@ -28,7 +29,7 @@ toolchain_packages_common=(
   hdf5-filter-plugin-blosc-serial
   libblosc-dev libzstd-dev liblz4-dev liblzf-dev libxxhash-dev zlib1g-dev libgtest-dev libdeflate-dev
   dpkg-dev time procps valgrind python3-matplotlib
-  python3-scipy python3-sparse python3-dask
+  python3-scipy python3-sparse python3-dask python3-pip python3-setuptools
   libhdf5-mpi-dev openmpi-bin python3-mpi4py python3-h5py-mpi
 )
 # The fuzz configuration (clang, libFuzzer) runs on the 1.14 toolchain only.

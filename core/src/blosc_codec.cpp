@@ -105,6 +105,13 @@ std::size_t blosc_compress(std::uint8_t* dst, std::size_t dst_capacity, const st
   return std::size_t(rc);  // 0: does not fit in dst_capacity (does not pay)
 }
 
+std::size_t blosc_store(std::uint8_t* dst, std::size_t dst_capacity, const std::uint8_t* src, std::size_t src_size,
+                        const BloscParams& params) {
+  BloscParams copy = params;
+  copy.clevel = 0;  // c-blosc copies the input behind the header
+  return blosc_compress(dst, dst_capacity, src, src_size, copy);
+}
+
 std::size_t blosc_decoded_size(const std::uint8_t* src, std::size_t src_size) {
   std::size_t nbytes = 0;
   H5SPARSE_FAIL_IF(src_size < BLOSC_MIN_HEADER_LENGTH || blosc_cbuffer_validate(src, src_size, &nbytes) != 0,

@@ -1,7 +1,9 @@
 // LZF through liblzf: the raw stream h5py's LZF filter stores (no header of its own).
 #include <lzf.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <limits>
 #include <string>
 
@@ -15,6 +17,24 @@ std::size_t lzf_compress(std::uint8_t* dst, std::size_t dst_capacity, const std:
   if (src_size == 0 || src_size > std::numeric_limits<unsigned>::max()) return 0;
   const std::size_t capacity = std::min<std::size_t>(dst_capacity, std::numeric_limits<unsigned>::max());
   return ::lzf_compress(src, unsigned(src_size), dst, unsigned(capacity));
+}
+
+std::size_t lzf_store_bound(std::size_t src_size) noexcept {
+  return src_size + (src_size + 31) / 32;
+}
+
+std::size_t lzf_store(std::uint8_t* dst, std::size_t dst_capacity, const std::uint8_t* src,
+                      std::size_t src_size) noexcept {
+  constexpr std::size_t kMaxRun = 32;  // a control byte below 32 starts a literal run of it + 1 bytes
+  const std::size_t size = lzf_store_bound(src_size);
+  if (src_size == 0 || size > dst_capacity || size > std::numeric_limits<unsigned>::max()) return 0;
+  for (std::size_t at = 0; at < src_size; at += kMaxRun) {
+    const std::size_t run = std::min(kMaxRun, src_size - at);
+    *dst++ = std::uint8_t(run - 1);
+    std::memcpy(dst, src + at, run);
+    dst += run;
+  }
+  return size;
 }
 
 std::size_t lzf_decompress(std::uint8_t* dst, std::size_t dst_capacity, const std::uint8_t* src,

@@ -53,6 +53,25 @@ std::size_t forward_one(const SectionFilter& f, const std::uint8_t* in, std::siz
   throw Error(ErrorCode::invalid_argument, "section filter " + std::to_string(f.id) + " is not supported");
 }
 
+// A mandatory compressor's output when compression does not fit in the input's size: the input
+// in the codec's stored form (LZF literal runs, a copied Blosc frame), a little larger, so that
+// the filter runs as HDF5's mandatory filters do; 0 where the codec has none (deflate, whose
+// attempt already had room for its worst case).
+std::size_t store_one(const SectionFilter& f, const std::uint8_t* in, std::size_t size, std::size_t element_size,
+                      Bytes& out) {
+  switch (f.id) {
+    case kFilterLzf: {
+      const std::size_t capacity = lzf_store_bound(size);
+      return lzf_store(room(out, capacity), capacity, in, size);
+    }
+    case kFilterBlosc: {
+      const std::size_t capacity = blosc_compress_bound(size);
+      return blosc_store(room(out, capacity), capacity, in, size, blosc_params(f, element_size));
+    }
+  }
+  return 0;
+}
+
 // One filter backward from `in` into `out` (grown as needed, never shrunk: a buffer reused
 // between chunks is zeroed by its growth only, not per chunk); returns the bytes produced.
 std::size_t reverse_one(const SectionFilter& f, ByteView in, std::size_t element_size, std::size_t final_size,
@@ -126,15 +145,17 @@ ByteView apply_pipeline_to(const SectionPipeline& pipeline, const std::uint8_t* 
       *filter_mask |= 1u << i;
       continue;
     }
-    const std::size_t produced = forward_one(f, current.data, current.size, element_size, scratch[next]);
+    std::size_t produced = forward_one(f, current.data, current.size, element_size, scratch[next]);
     const bool compressor = f.id != kFilterShuffle;
     if (compressor && (produced == 0 || produced >= current.size)) {
-      H5SPARSE_FAIL_IF(!(f.flags & kFilterFlagOptional) && produced == 0, ErrorCode::codec_failure,
-              "mandatory section filter " + std::to_string(f.id) + " cannot compress this section");
-      if (f.flags & kFilterFlagOptional) {
+      if (f.flags & kFilterFlagOptional) {  // does not pay: skipped
         *filter_mask |= 1u << i;
         continue;
       }
+      if (produced == 0) produced = store_one(f, current.data, current.size, element_size, scratch[next]);
+      H5SPARSE_FAIL_IF(produced == 0, ErrorCode::codec_failure,
+              "mandatory section filter " + std::to_string(f.id) + " cannot store this section of " +
+                  std::to_string(current.size) + " bytes");
     }
     current = ByteView{scratch[next].data(), produced};
     next ^= 1;

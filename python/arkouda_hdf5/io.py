@@ -1,5 +1,6 @@
 """Files: write modes (truncate, append), single or distributed files, one writer process per
 locale, and reading a single file or a set of locale files back into objects."""
+import glob
 import multiprocessing
 import os
 import traceback
@@ -167,14 +168,37 @@ def to_hdf(path, obj, name=None, mode=TRUNCATE, file_type=SINGLE, locales=None, 
 
 
 def files_of(path):
-    """The files an object set lives in: `path` itself, or its locale files."""
+    """The files an object set lives in, as Arkouda's read_hdf takes them: a list of several files
+    as given; a file name, a one-element list, or a glob pattern (`prefix_LOCALE*`) expanded and
+    sorted by name; else the locale files of `path` (`path` minus extension + `_LOCALE####`)."""
     if isinstance(path, (list, tuple)):
-        return [str(p) for p in path]
+        if len(path) != 1:
+            return _listed_files(path)
+        path = path[0]
+    path = os.fspath(path)
+    if not path.strip():
+        raise ValueError("read_hdf: the file name is empty")
     if os.path.isfile(path):
-        return [str(path)]
+        return [path]
+    if glob.has_magic(path):
+        files = sorted(glob.glob(path))
+        if not files:
+            raise FileNotFoundError(f"no file matches the pattern {path}")
+        return files
     files = distribute.existing_locale_files(path)
     if not files:
         raise FileNotFoundError(f"no file {path} and no {path} locale files")
+    return files
+
+
+def _listed_files(paths):
+    """Several files named one by one (Arkouda does not expand patterns among them)."""
+    if not paths:
+        raise ValueError("read_hdf: the list of files is empty")
+    files = [os.fspath(p) for p in paths]
+    missing = [f for f in files if not os.path.isfile(f)]
+    if missing:
+        raise FileNotFoundError(f"no file {missing[0]}" + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""))
     return files
 
 
@@ -185,8 +209,9 @@ def ls(path):
 
 
 def read_hdf(path, names=None):
-    """{name: object} read from `path` (a file, the prefix of locale files, or a list of files).
-    names: one name, a list of names, or None for every top-level object."""
+    """{name: object} read from `path`: a file, a list of files, a glob pattern, or the prefix of
+    locale files (files_of); the files' parts are merged in that order. names: one name, a list
+    of names, or None for every top-level object."""
     files = files_of(path)
     single = isinstance(names, str)
     parts = {}

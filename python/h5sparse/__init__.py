@@ -10,7 +10,10 @@ Writing with define-by-write semantics, get_defined() and erase() need the h5spa
 connector (HDF5_VOL_CONNECTOR="h5sparse under_vol=0;under_info={}"; see h5plugin-config --env).
 """
 import ctypes
+import ctypes.util
 import os
+import sys
+import sysconfig
 from collections.abc import Mapping
 
 import numpy as np
@@ -119,12 +122,33 @@ _lib = None
 
 
 def _candidates():
+    """Where libh5sparse.so may be, the most specific first: $H5SPARSE_LIBRARY; beside the
+    plugin directories of HDF5_PLUGIN_PATH (build tree, CMake install); the library directories
+    of the prefix this package is installed in (pip and CMake installs into one prefix or venv);
+    the system's search (ldconfig's cache, LD_LIBRARY_PATH: a distribution package)."""
     if os.environ.get("H5SPARSE_LIBRARY"):
         yield os.environ["H5SPARSE_LIBRARY"]
     for entry in filter(None, os.environ.get("HDF5_PLUGIN_PATH", "").split(":")):
         yield os.path.join(entry, "..", "lib", "libh5sparse.so")        # build tree
-        yield os.path.join(entry, "..", "..", "libh5sparse.so")         # PREFIX/lib/h5sparse/plugins
+        yield os.path.join(entry, "..", "..", "libh5sparse.so")         # PREFIX/LIBDIR/h5sparse/plugins
+    multiarch = sysconfig.get_config_var("MULTIARCH")
+    libdirs = ([os.path.join("lib", multiarch)] if multiarch else []) + ["lib64", "lib"]
+    for prefix in dict.fromkeys(_install_prefixes()):
+        for libdir in libdirs:
+            yield os.path.join(prefix, libdir, "libh5sparse.so")
+    found = ctypes.util.find_library("h5sparse")
+    if found:
+        yield found
     yield "libh5sparse.so"
+
+
+def _install_prefixes():
+    """The prefix this package is installed in (PREFIX/lib/pythonX.Y/site-packages/h5sparse, or
+    Debian's PREFIX/lib/python3/dist-packages/h5sparse), then the interpreter's (a venv's)."""
+    site = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if os.path.basename(site) in ("site-packages", "dist-packages"):
+        yield os.path.dirname(os.path.dirname(os.path.dirname(site)))
+    yield sys.prefix
 
 
 def library():
@@ -133,13 +157,17 @@ def library():
     if _lib is None:
         errors = []
         for path in _candidates():
+            if os.sep in path and not os.path.exists(path):
+                continue
             try:
                 lib = ctypes.CDLL(path)
                 break
             except OSError as e:
                 errors.append(str(e))
         else:
-            raise OSError("cannot load libh5sparse.so (set H5SPARSE_LIBRARY): " + "; ".join(errors))
+            raise OSError("cannot load libh5sparse.so: not beside the plugins of HDF5_PLUGIN_PATH, in this "
+                          f"package's prefix ({', '.join(dict.fromkeys(_install_prefixes()))}) or the system's "
+                          "library path; set H5SPARSE_LIBRARY" + (": " + "; ".join(errors) if errors else ""))
         hid = ctypes.c_int64
         lib.h5sparse_dget_defined.restype = hid
         lib.h5sparse_dget_defined.argtypes = [hid, hid, hid]

@@ -6,6 +6,8 @@
 
 #include "h5sparse/codecs.hpp"
 #include "h5sparse/error.hpp"
+#include "h5sparse/filter_ids.hpp"
+#include "h5sparse/section_pipeline.hpp"
 
 using namespace h5sparse;
 
@@ -172,4 +174,47 @@ TEST(Lzf, RoundTripAndCorruption) {
   const Bytes noise = random_bytes(4096, 2);
   Bytes small(noise.size());
   EXPECT_EQ(lzf_compress(small.data(), small.size(), noise.data(), noise.size()), 0u);
+}
+
+// What mandatory filters store when compression does not pay: each codec's stored form decodes
+// to the input, with the decoders the filters and section pipelines use.
+TEST(Lzf, StoredStreamIsLiteralRunsThatDecode) {
+  for (std::size_t size : {1, 31, 32, 33, 64, 4097}) {
+    const Bytes noise = random_bytes(size, unsigned(size));
+    Bytes stored(lzf_store_bound(size));
+    ASSERT_EQ(stored.size(), size + (size + 31) / 32);
+    EXPECT_EQ(lzf_store(stored.data(), stored.size() - 1, noise.data(), size), 0u) << "no room: refused";
+    ASSERT_EQ(lzf_store(stored.data(), stored.size(), noise.data(), size), stored.size());
+    EXPECT_EQ(stored[0], std::uint8_t(std::min<std::size_t>(size, 32) - 1));  // a literal run's control byte
+    Bytes out(size);
+    EXPECT_EQ(lzf_decompress(out.data(), out.size(), stored.data(), stored.size()), size);
+    EXPECT_EQ(out, noise);
+  }
+}
+
+TEST(Blosc, StoredFrameIsACopiedFrameThatDecodes) {
+  const Bytes noise = random_bytes(8192, 9);
+  const BloscParams p{5, Shuffle::byte, BloscCompressor::lz4, 4, 1};
+  Bytes frame(blosc_compress_bound(noise.size()));
+  EXPECT_EQ(blosc_store(frame.data(), frame.size() - 1, noise.data(), noise.size(), p), 0u);
+  ASSERT_EQ(blosc_store(frame.data(), frame.size(), noise.data(), noise.size(), p), frame.size());
+  EXPECT_EQ(blosc_decoded_size(frame.data(), frame.size()), noise.size());
+  Bytes out(noise.size());
+  EXPECT_EQ(blosc_decompress(out.data(), out.size(), frame.data(), frame.size(), 1), noise.size());
+  EXPECT_EQ(out, noise);
+}
+
+TEST(SectionPipeline, NonShrinkingFiltersAreSkippedWhenOptionalAndStoreWhenMandatory) {
+  const Bytes noise = random_bytes(5000, 4);
+  for (const int id : {kFilterLzf, kFilterBlosc}) {
+    std::uint32_t mask = 99;
+    const SectionPipeline optional{{id, kFilterFlagOptional, {}}};
+    EXPECT_EQ(apply_pipeline(optional, noise, 1, &mask), noise) << id;
+    EXPECT_EQ(mask, 1u) << id;
+    const SectionPipeline mandatory{{id, 0, {}}};
+    const Bytes stored = apply_pipeline(mandatory, noise, 1, &mask);
+    EXPECT_EQ(mask, 0u) << id;
+    EXPECT_EQ(stored.size(), id == kFilterLzf ? lzf_store_bound(noise.size()) : blosc_compress_bound(noise.size()));
+    EXPECT_EQ(reverse_pipeline(mandatory, {stored.data(), stored.size()}, mask, 1, noise.size()), noise) << id;
+  }
 }

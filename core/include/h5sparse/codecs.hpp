@@ -95,6 +95,11 @@ std::size_t blosc_compress_bound(std::size_t src_size) noexcept;
 /// Returns the frame size, or 0 when it would exceed `dst_capacity`.
 std::size_t blosc_compress(std::uint8_t* dst, std::size_t dst_capacity, const std::uint8_t* src,
                            std::size_t src_size, const BloscParams& params);
+/// `src` in a frame that holds it as it is (c-blosc's copied frame, clevel 0), of
+/// blosc_compress_bound(src_size) bytes: what a mandatory filter stores when compression does
+/// not pay. Returns the frame size, or 0 when it would exceed `dst_capacity`.
+std::size_t blosc_store(std::uint8_t* dst, std::size_t dst_capacity, const std::uint8_t* src, std::size_t src_size,
+                        const BloscParams& params);
 /// Validates a frame's header against `src_size` and returns the decoded size it declares.
 std::size_t blosc_decoded_size(const std::uint8_t* src, std::size_t src_size);
 /// Decodes a validated frame; `dst_capacity` must be >= blosc_decoded_size().
@@ -107,6 +112,13 @@ int blosc_threads_from_environment() noexcept;
 /// Returns the compressed size, or 0 if it would exceed `dst_capacity`.
 std::size_t lzf_compress(std::uint8_t* dst, std::size_t dst_capacity, const std::uint8_t* src,
                          std::size_t src_size) noexcept;
+/// Size of lzf_store's stream of `src_size` bytes: the input plus one control byte per 32.
+std::size_t lzf_store_bound(std::size_t src_size) noexcept;
+/// `src` as an LZF stream of literal runs only, valid LZF that every decoder reads (h5py's
+/// too): what a mandatory filter stores when compression does not pay. Returns the stream
+/// size, or 0 when it would exceed `dst_capacity` or 4 GiB (liblzf's limit).
+std::size_t lzf_store(std::uint8_t* dst, std::size_t dst_capacity, const std::uint8_t* src,
+                      std::size_t src_size) noexcept;
 /// Returns the decoded size; throws buffer_too_small if `dst_capacity` is too small and
 /// corrupt_data if the stream is invalid.
 std::size_t lzf_decompress(std::uint8_t* dst, std::size_t dst_capacity, const std::uint8_t* src,

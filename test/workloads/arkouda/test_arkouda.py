@@ -389,3 +389,20 @@ def test_split_and_merge_are_inverse():
     for n in (1, 3, 4, 7):
         for name, obj in want.items():
             assert ah.same(ah.merge(ah.split(obj, n)), obj), (name, n)
+
+
+def test_read_hdf_takes_lists_and_globs_as_arkouda_does(tmp_path):
+    ah.to_hdf(tmp_path / "d.h5", {"x": np.arange(10)}, file_type="distribute", locales=3)
+    locale_files = [str(tmp_path / f"d_LOCALE000{i}.h5") for i in range(3)]
+    assert ah.files_of(tmp_path / "d.h5") == locale_files
+    assert ah.same(ah.read_hdf(locale_files, "x"), np.arange(10))                       # a list, in its order
+    assert ah.same(ah.read_hdf(locale_files[::-1], "x")[:4], np.arange(6, 10))
+    assert ah.same(ah.read_hdf(str(tmp_path / "d_LOCALE*"), "x"), np.arange(10))        # a glob, sorted by name
+    assert ah.same(ah.read_hdf([str(tmp_path / "d_LOCALE000[12].h5")], "x"), np.arange(3, 10))  # one-element list: globbed
+    assert ah.same(ah.read_hdf(locale_files[1], "x"), np.arange(3, 6))                  # a single file
+    with pytest.raises(FileNotFoundError, match=r"no file matches the pattern .*e_LOCALE\*"):
+        ah.read_hdf(str(tmp_path / "e_LOCALE*"))
+    with pytest.raises(FileNotFoundError, match=r"no file .*missing.h5"):
+        ah.read_hdf([locale_files[0], str(tmp_path / "missing.h5")])
+    with pytest.raises(ValueError, match="list of files is empty"):
+        ah.read_hdf([])
