@@ -22,6 +22,8 @@ root_recipe=1  # bump when the way a root is made changes (not its package list)
 # the MPI build alone (python3-h5py-mpi is also listed, for the parallel flavour's tests).
 # scipy, sparse and dask: the coordinate (COO/CSR) benchmarks and interoperability work.
 # pip and setuptools: the test of `pip install --no-build-isolation .` (test/package).
+# netcdf-bin, netCDF4, xarray, h5netcdf and Debian's LZF plugin: the clients and the neighbour
+# plugin the package install test (scripts/dev install-test) runs against, offline.
 toolchain_packages_common=(
   g++ cmake make ninja-build pkgconf git
   libhdf5-dev hdf5-tools
@@ -30,6 +32,7 @@ toolchain_packages_common=(
   libblosc-dev libzstd-dev liblz4-dev liblzf-dev libxxhash-dev zlib1g-dev libgtest-dev libdeflate-dev
   dpkg-dev time procps valgrind python3-matplotlib
   python3-scipy python3-sparse python3-dask python3-pip python3-setuptools
+  netcdf-bin python3-netcdf4 python3-xarray python3-h5netcdf hdf5-plugin-lzf
   libhdf5-mpi-dev openmpi-bin python3-mpi4py python3-h5py-mpi
 )
 # The fuzz configuration (clang, libFuzzer) runs on the 1.14 toolchain only.
@@ -87,7 +90,9 @@ host_debian_mirror() {
 
 # Runs "$@" inside ROOT with the repository (and /dev, /proc) mounted at the same paths; extra
 # bind mounts come as "src:dst" words in H5SPARSE_ROOT_BINDS. The mounts live in a private
-# mount namespace and vanish when the command ends.
+# mount namespace and vanish when the command ends. With H5SPARSE_ROOT_OVERLAY=DIR the command
+# sees a copy of ROOT instead: an overlay whose changes go to DIR (kept across commands, so
+# several commands see one copy), while ROOT itself stays as it was.
 run_in_root() {
   local root=$1; shift
   local cwd=$PWD
@@ -99,14 +104,19 @@ run_in_root() {
   done
   unshare --mount --propagation private /bin/sh -c '
     set -e
-    root=$1; repo=$2; binds=$3; shift 3
+    root=$1; repo=$2; binds=$3; overlay=$4; shift 4
+    if [ -n "$overlay" ]; then
+      mkdir -p "$overlay/upper" "$overlay/work" "$overlay/merged"
+      mount -t overlay overlay -o "lowerdir=$root,upperdir=$overlay/upper,workdir=$overlay/work" "$overlay/merged"
+      root=$overlay/merged
+    fi
     mount -t proc proc "$root/proc"
     mount --rbind /dev "$root/dev"
     mkdir -p "$root$repo"
     mount --bind "$repo" "$root$repo"
     [ -d "$repo/../shared" ] && mkdir -p "$root$repo/../shared" && mount --bind "$repo/../shared" "$root$repo/../shared"
     for b in $binds; do mkdir -p "$root${b#*:}" && mount --bind "${b%%:*}" "$root${b#*:}"; done
-    exec chroot "$root" "$@"' sh "$root" "$repo" "${H5SPARSE_ROOT_BINDS:-}" \
+    exec chroot "$root" "$@"' sh "$root" "$repo" "${H5SPARSE_ROOT_BINDS:-}" "${H5SPARSE_ROOT_OVERLAY:-}" \
     /usr/bin/env -i HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     LANG=C.UTF-8 "${passthrough[@]}" /bin/bash -c 'cd "$1" && shift && exec "$@"' sh "$cwd" "$@"
 }
