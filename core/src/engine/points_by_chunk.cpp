@@ -151,18 +151,18 @@ PointsByChunk group_points(const ChunkGrid& grid, const std::uint64_t* coords, s
   PointsByChunk out;
   out.points = locate(grid, coords, n);
   PointVector& points = out.points;
-  if (!in_chunk_order(points)) {
-    // By chunk first: points in row-major order (the usual input) are then in order inside
-    // each chunk already, and only the chunks whose points are not get sorted by offset.
-    PointVector spare;
+  // By chunk first: points in row-major order (the usual input) are then in order inside each
+  // chunk already, and only the chunks whose points are not get sorted by offset.
+  const bool sorted = in_chunk_order(points);
+  PointVector spare;
+  if (!sorted)
     radix_sort(points.data(), points.data() + points.size(), spare, bits_of(chunks - 1),
                [](const ChunkPoint& p) { return p.chunk; });
-    const unsigned offset_bits = bits_of(chunk_elements - 1);
-    for_each_group(points, [&](std::size_t begin, std::size_t end) {
-      if (!offsets_ascending(points, begin, end)) sort_by_offset(&points[begin], &points[end], spare, offset_bits);
-    });
-  }
-  for_each_group(points, [&](std::size_t begin, std::size_t) { out.starts.push_back(begin); });
+  const unsigned offset_bits = bits_of(chunk_elements - 1);
+  for_each_group(points, [&](std::size_t begin, std::size_t end) {
+    out.starts.push_back(begin);
+    if (!sorted && !offsets_ascending(points, begin, end)) sort_by_offset(&points[begin], &points[end], spare, offset_bits);
+  });
   out.starts.push_back(points.size());
   return out;
 }
