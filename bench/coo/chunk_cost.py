@@ -86,7 +86,8 @@ def main():
     md = head + [
         f"One element in each of {args.n:,} distinct random chunks of a 2^20 x 2^20 float32 dataset, 1024 x 1024 "
         "chunks (`bench/coo/chunk_cost.c`). h5sparse: the connector's coordinate calls on a sparse dataset; HDF5: "
-        "its direct chunk calls on a plain chunked dataset of the same shape, file format and chunk index, native "
+        "its direct chunk calls on a chunked dataset of the same shape, file format and chunk index with a deflate "
+        "filter (so stored sizes may vary, as the sparse dataset's filter lets them; the bytes are never decoded), native "
         "VOL, 40 bytes a chunk (a stored one-element structured chunk is 30-40 bytes). Each includes creating "
         "(opening) and closing the file. Per chunk = the whole call divided by the chunks; wall time best of "
         f"{args.reps} fresh processes" + (", instructions from one callgrind run collecting only in the measured "

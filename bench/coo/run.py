@@ -4,6 +4,7 @@
     scripts/dev run python3 bench/coo/run.py            # full run (long: run it on a quiet machine)
     scripts/dev run python3 bench/coo/run.py --quick --results-md /dev/shm/RESULTS.md   # smoke run
     scripts/dev run python3 bench/coo/run.py --case 4096/1%/256 --reps 5   # some cases only
+    scripts/dev run python3 bench/coo/run.py --case 4096/10%/256 --instructions   # + callgrind counts
 
 Cases are SIDE/ELEMENTS/CHUNK: a SIDE x SIDE float32 array, ELEMENTS defined (a percentage of
 the array or a count), CHUNK x CHUNK chunks (TileDB: the tile extent); --chunk overrides every
@@ -26,8 +27,14 @@ returned against the input. Files in /dev/shm.
 h5sparse needs the connector's COO calls (h5sparse.write_coo, read_coo): without them its
 column says "not built". TileDB needs TileDB-Py: bench/coo/install-tiledb puts it in
 build/bench-site/, which this script adds to sys.path; without it the TileDB columns say "not
-installed". The tables go to stdout, bench/coo/results/coo.{md,json} and, for a full run, this
-script's section of bench/RESULTS.md (--results-md PATH: of another file, for any run).
+installed". The tables go to stdout and bench/coo/results/coo.{md,json}.
+
+The full matrix takes hours, so it may be measured a few cases at a time: every run with the
+full settings (no --quick, --chunk, --points, and at least 3 repetitions) records its cases in
+bench/coo/measured.json (committed: each case's latest such run, with its command, commit,
+date and load) and rewrites this script's section of bench/RESULTS.md from all the cases
+recorded there, each table row of a case measured in one run (--results-md PATH: of another
+file; a run with other settings writes a section only there, from its own cases).
 """
 import argparse
 import json
@@ -155,9 +162,14 @@ def worker(job):
         args = (job["region"],)
     call = {"write": layout.write, "update": layout.update, "points": layout.points, "erase": layout.erase}.get(
         op, layout.read)
+    counting = job.get("counted")  # under callgrind, instrumented only around the measured call
+    if counting:
+        subprocess.run(["callgrind_control", "--instr=on", str(os.getpid())], check=True, capture_output=True)
     t0 = time.perf_counter()
     got = call(path, *args)
     out["time"] = time.perf_counter() - t0
+    if counting:
+        subprocess.run(["callgrind_control", "--instr=off", str(os.getpid())], check=True, capture_output=True)
     out["rss_peak"] = peak_rss()
     if op in ("write", "update", "erase"):
         out["file_size"] = layouts.size_on_disk(path)
@@ -197,17 +209,27 @@ class Harness:
             env.pop("HDF5_VOL_CONNECTOR", None)   # stock HDF5 (+ our Blosc plugin)
         return env
 
-    def run_one(self, job):
-        """Output of one measurement, or None when the worker failed (recorded, the run goes on)."""
+    def run_one(self, job, counted=False):
+        """Output of one measurement, or None when the worker failed (recorded, the run goes on).
+        counted: the worker runs under callgrind, instrumented only during the measured call
+        (it turns instrumentation on and off itself), and the output has its "instructions"."""
         self.quiet.wait()
         back_free_memory()
 
         def limit():   # a runaway worker fails alone instead of pushing the shared machine into OOM
-            resource.setrlimit(resource.RLIMIT_AS, (self.memory_limit, self.memory_limit))
-        p = subprocess.run([sys.executable, os.path.abspath(__file__), "worker", json.dumps(job)],
-                           env=self.env(job["layout"]), capture_output=True, text=True, preexec_fn=limit)
+            if not counted:  # valgrind reserves more address space than it uses
+                resource.setrlimit(resource.RLIMIT_AS, (self.memory_limit, self.memory_limit))
+        cmd = [sys.executable, os.path.abspath(__file__), "worker", json.dumps(dict(job, counted=counted))]
+        counts = os.path.join(self.workdir, "callgrind.out")
+        if counted:
+            cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={counts}"] + cmd
+        p = subprocess.run(cmd, env=self.env(job["layout"]), capture_output=True, text=True, preexec_fn=limit)
         if p.returncode == 0:
-            return json.loads(p.stdout.strip().splitlines()[-1])
+            result = json.loads(p.stdout.strip().splitlines()[-1])
+            if counted:
+                with open(counts) as f:
+                    result["instructions"] = next(int(line.split()[1]) for line in f if line.startswith("totals:"))
+            return result
         key = (job["case"], job["layout"], job["codec"], job["op"])
         self.failed[key] = (p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1][:200]
         log(f"failed: {' '.join(key)}: {self.failed[key]}")
@@ -222,7 +244,7 @@ class Harness:
             for codec in (("default",) if layout == "tiledb-default" else CODECS):
                 yield layout, codec
 
-    def measure(self, case, layout, codec, verify):
+    def measure(self, case, layout, codec, verify, counted=False):
         tag = case_tag(case)
         ext = "tdb" if layout.startswith("tiledb") else "h5"
         written = os.path.join(self.workdir, f"{tag}_{layout}_{codec}.{ext}")
@@ -236,16 +258,20 @@ class Harness:
                 path = os.path.join(self.workdir, f"{tag}_{layout}_{codec}_{op}.{ext}")
                 remove(path)
                 (shutil.copytree if os.path.isdir(written) else shutil.copyfile)(written, path)
-            out = self.run_one(dict(job, op=op, file=path, region=regions(case).get(op if op != "erase" else "box")))
+            out = self.run_one(dict(job, op=op, file=path, region=regions(case).get(op if op != "erase" else "box")),
+                               counted)
             if out is None:
                 if op == "write":
                     break
                 continue
             r = self.results.setdefault((case["name"], layout, codec, op), {"times": [], "rss_peak": []})
-            r["times"].append(out["time"])
-            r["rss_peak"].append(out["rss_peak"])
-            if "file_size" in out:
-                r["file_size"] = out["file_size"]
+            if counted:
+                r["instructions"] = out["instructions"]
+            else:
+                r["times"].append(out["time"])
+                r["rss_peak"].append(out["rss_peak"])
+                if "file_size" in out:
+                    r["file_size"] = out["file_size"]
             if path != written:
                 remove(path)
 
@@ -259,13 +285,21 @@ class Harness:
                 for layout, codec in self.cells(case):
                     self.measure(case, layout, codec, verify=rep == 0)
                 log(f"round {rep + 1}/{self.cfg['reps']}: {case['name']} done after {time.time() - t0:.0f} s")
+        if self.cfg.get("instructions"):
+            for case in self.cases:
+                for layout, codec in self.cells(case):
+                    self.measure(case, layout, codec, verify=False, counted=True)
+                log(f"instructions: {case['name']} done after {time.time() - t0:.0f} s")
         self.elapsed = time.time() - t0
 
     def get(self, case, layout, codec, op, what="time"):
         r = self.results.get((case, layout, "default" if layout == "tiledb-default" else codec, op))
         if r is None:
             return None
-        return {"time": min(r["times"]), "rss": max(r["rss_peak"])}.get(what, r.get(what))
+        if what in ("time", "rss"):
+            samples = r["times"] if what == "time" else r["rss_peak"]
+            return (min if what == "time" else max)(samples) if samples else None
+        return r.get(what)
 
     def why(self, case, layout, codec, op):
         """What an empty cell says: not built / not installed / too large / failed."""
@@ -295,6 +329,63 @@ def remove(path):
         shutil.rmtree(path)
     elif os.path.exists(path):
         os.remove(path)
+
+
+# --- cases measured over several runs ------------------------------------------------------
+
+MEASURED = os.path.join(HERE, "measured.json")
+
+
+class Measured:
+    """The cases of bench/coo/measured.json (each from its latest full-settings run), read the
+    way report() reads a Harness."""
+
+    def __init__(self, runs):
+        order = {name: i for i, name in enumerate(FULL_CASES)}
+        self.runs = dict(sorted(runs.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0])))
+        first = next(iter(self.runs.values()))
+        self.cfg = first["config"]
+        self.cases = [r["case"] for r in self.runs.values()]
+        self.results, self.missing, self.failed = {}, {}, {}
+        for r in self.runs.values():
+            self.results.update({(x["case"], x["layout"], x["codec"], x["op"]): x for x in r["results"]})
+            self.missing.update({(c, lay): why for c, lay, why in r["missing"]})
+            self.failed.update({tuple(x[:4]): x[4] for x in r["failed"]})
+        self.elapsed = sum(r["elapsed_s"] for r in self.runs.values())
+        self.quiet = Quiet()
+        for key in ("measurements", "started_busy", "waited_s"):
+            self.quiet.busy[key] = sum(r["busy"].get(key, 0) for r in self.runs.values())
+        self.quiet.busy["quiet_wait"] = first["busy"].get("quiet_wait", 0)
+
+    get = Harness.get
+    why = Harness.why
+
+    def provenance(self):
+        """Which run measured which case."""
+        lines = ["Cases and the runs that measured them (bench/coo/measured.json):", ""]
+        for name, r in self.runs.items():
+            command, machine = r["preamble"][3], r["preamble"][6]  # as results.preamble lays them out
+            lines.append(f"- {name}: `{command}`; {machine}")
+        return lines + [""]
+
+
+def record_measured(h, head, path=MEASURED):
+    """Puts this run's cases into bench/coo/measured.json; returns every recorded case."""
+    try:
+        with open(path) as f:
+            runs = json.load(f)
+    except FileNotFoundError:
+        runs = {}
+    run = h.to_json()
+    for case in h.cases:
+        name = case["name"]
+        runs[name] = {"preamble": head, "config": run["config"], "case": case, "elapsed_s": run["elapsed_s"] / len(h.cases),
+                      "busy": run["busy"], "missing": [m for m in run["missing"] if m[0] == name],
+                      "failed": [x for x in run["failed"] if x[0] == name],
+                      "results": [x for x in run["results"] if x["case"] == name]}
+    with open(path, "w") as f:
+        json.dump(runs, f, indent=1)
+    return runs
 
 
 # --- report ---------------------------------------------------------------------------------
@@ -347,6 +438,12 @@ def report(h):
     L += ["#### File size after writing, MiB", "", results.md_table(header, rows_of("write", "file_size", mib)), ""]
     for op in OPS:
         L += [f"#### {OP_TITLES[op]}, ms", "", results.md_table(header, rows_of(op, "time", ms)), ""]
+    if cfg.get("instructions"):
+        L += ["#### Instructions, millions (callgrind, instrumented during the measured call only; they do "
+              "not move with the machine's load)", "",
+              results.md_table(["case", "codec", "operation"] + cols + ["vs triplets", "vs TileDB"],
+                               [r[:2] + [OP_TITLES[op]] + r[2:] for op in OPS
+                                for r in rows_of(op, "instructions", lambda n: f"{n / 1e6:,.1f}")]), ""]
     L += ["#### File size after the update and after the erase, MiB", ""]
     upd, era = rows_of("update", "file_size", mib), rows_of("erase", "file_size", mib)
     L += [results.md_table(["case", "codec", "after"] + cols + ["vs triplets", "vs TileDB"],
@@ -376,17 +473,21 @@ def main():
     ap.add_argument("--chunk", type=int, help="chunk side (and TileDB tile extent) of every case")
     ap.add_argument("--reps", type=int, help="repetitions (best of N; default 3, --quick 1)")
     ap.add_argument("--points", type=int, help="point look-ups (default 1000, --quick 100)")
+    ap.add_argument("--instructions", action="store_true",
+                    help="also count each measurement's instructions (callgrind; slow: small cases)")
     ap.add_argument("--dense-max-mib", type=int, default=1024, help="largest dense array measured (default 1024)")
     ap.add_argument("--quiet-wait", type=float, default=1.0, help="seconds to wait for quiet before each measurement")
     ap.add_argument("--quiet-budget", type=float, default=120.0, help="seconds of such waiting in all")
     ap.add_argument("--dir", help="scratch directory (default: a new one in /dev/shm)")
     ap.add_argument("--results", default=os.path.join(HERE, "results"), help="output directory")
+    ap.add_argument("--measured", default=MEASURED, help="the record of full-settings cases (default %(default)s)")
     results.add_argument(ap)
     args = ap.parse_args()
     cases = [parse_case(c, args.chunk) for c in (args.case or (QUICK_CASES if args.quick else FULL_CASES))]
     cfg = {"reps": args.reps or (1 if args.quick else 3), "points": args.points or (100 if args.quick else 1000),
-           "dense_max": args.dense_max_mib * MiB}
-    partial = bool(args.quick or args.case or args.chunk or args.reps or args.points)
+           "dense_max": args.dense_max_mib * MiB, "instructions": args.instructions}
+    partial = bool(args.quick or args.chunk or (args.reps and args.reps < 3) or args.points
+                   or any(c not in FULL_CASES for c in args.case or []))
     head = results.preamble("Coordinate I/O", partial)
     workdir = args.dir or tempfile.mkdtemp(prefix="h5sparse-bench-coo-", dir="/dev/shm")
     os.makedirs(workdir, exist_ok=True)
@@ -403,6 +504,9 @@ def main():
         f.write(md)
     with open(os.path.join(args.results, "coo.json"), "w") as f:
         json.dump({"preamble": head, **h.to_json()}, f, indent=1)
+    if not partial:  # the section shows every case recorded so far, each from its own run
+        every = Measured(record_measured(h, head, args.measured))
+        md = "\n".join(["### Coordinate I/O", ""] + every.provenance() + [report(every)])
     results.write(args, "bench/coo/run.py", md, quick=partial)
 
 
