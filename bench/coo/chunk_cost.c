@@ -25,6 +25,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../bench_support.h"
 #include "h5sparse.h"
 
 enum { STORED_BYTES = 40 };
@@ -37,19 +38,6 @@ struct job {
   hsize_t *coords; /* n x 2: one element in each of n distinct chunks */
   float *values;
 };
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static uint64_t splitmix64(uint64_t *state) {
-  uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
 
 static int cmp_u64(const void *a, const void *b) {
   const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -64,22 +52,22 @@ static int make_points(struct job *j) {
   uint64_t state = 0xC0FFEE, *ids = malloc(2 * j->n * sizeof *ids);
   size_t have = 0;
   while (have < j->n) {
-    for (size_t i = have; i < 2 * j->n; i++) ids[i] = splitmix64(&state) % (per_side * per_side);
+    for (size_t i = have; i < 2 * j->n; i++) ids[i] = bench_splitmix64(&state) % (per_side * per_side);
     qsort(ids, 2 * j->n, sizeof *ids, cmp_u64);
     have = 0;
     for (size_t i = 0; i < 2 * j->n; i++)
       if (have == 0 || ids[have - 1] != ids[i]) ids[have++] = ids[i];
   }
   for (size_t i = j->n - 1; i > 0; i--) {
-    const size_t k = (size_t)(splitmix64(&state) % (i + 1));
+    const size_t k = (size_t)(bench_splitmix64(&state) % (i + 1));
     const uint64_t t = ids[i];
     ids[i] = ids[k], ids[k] = t;
   }
   j->coords = malloc(2 * j->n * sizeof *j->coords);
   j->values = malloc(j->n * sizeof *j->values);
   for (size_t i = 0; i < j->n; i++) {
-    j->coords[2 * i] = ids[i] / per_side * j->chunk + splitmix64(&state) % j->chunk;
-    j->coords[2 * i + 1] = ids[i] % per_side * j->chunk + splitmix64(&state) % j->chunk;
+    j->coords[2 * i] = ids[i] / per_side * j->chunk + bench_splitmix64(&state) % j->chunk;
+    j->coords[2 * i + 1] = ids[i] % per_side * j->chunk + bench_splitmix64(&state) % j->chunk;
     j->values[i] = (float)(i + 1);
   }
   free(ids);
@@ -189,9 +177,9 @@ int main(int argc, char **argv) {
   const int sparse = !strncmp(j.mode, "coo", 3);
   snprintf(j.path, sizeof j.path, "%s/chunk_cost_%s.h5", argv[2], sparse ? "sparse" : "plain");
   if (j.n == 0 || j.chunk == 0 || j.side % j.chunk || make_points(&j) < 0) return 2;
-  const double start = now();
+  const double start = bench_now();
   const int rc = measured_phase(&j);
-  const double seconds = now() - start;
+  const double seconds = bench_now() - start;
   free(j.coords);
   free(j.values);
   if (rc < 0) return fprintf(stderr, "%s failed\n", j.mode), 1;

@@ -23,22 +23,10 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "../bench_support.h"
 #include "h5sparse.h"
 
 enum { WRITES = 1000, PER_WRITE = 1000, ROWS_PER_WRITE = 16, WIDTH = 1024, CHUNK_ROWS = 64 };
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static uint64_t splitmix64(uint64_t *state) {
-  uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
 
 /* Write w's points (row, column pairs) and values: distinct, in random order, never 0. */
 static void make_write(unsigned w, hsize_t *coords, float *values) {
@@ -46,12 +34,12 @@ static void make_write(unsigned w, hsize_t *coords, float *values) {
   memset(taken, 0, sizeof taken);
   uint64_t state = 0xA99E4Dull + w;
   for (int i = 0; i < PER_WRITE;) {
-    const unsigned k = (unsigned)(splitmix64(&state) % (ROWS_PER_WRITE * WIDTH));
+    const unsigned k = (unsigned)(bench_splitmix64(&state) % (ROWS_PER_WRITE * WIDTH));
     if (taken[k]) continue;
     taken[k] = 1;
     coords[2 * i] = (hsize_t)w * ROWS_PER_WRITE + k / WIDTH;
     coords[2 * i + 1] = k % WIDTH;
-    values[i] = 1.0f + (float)(splitmix64(&state) % 1000000) / 7.0f;
+    values[i] = 1.0f + (float)(bench_splitmix64(&state) % 1000000) / 7.0f;
     i++;
   }
 }
@@ -85,7 +73,7 @@ static int run(Config *c, const char *path) {
   static float values[PER_WRITE];
   const hsize_t n = PER_WRITE;
 
-  const double t0 = now();
+  const double t0 = bench_now();
   hid_t file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
   hid_t space = H5Screate_simple(2, dims, maxdims);
   hid_t dset = H5Dcreate2(file, "x", H5T_IEEE_F32LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
@@ -104,7 +92,7 @@ static int run(Config *c, const char *path) {
   }
   H5Sclose(mem);
   if (H5Dclose(dset) < 0 || H5Fclose(file) < 0) return -1;
-  const double elapsed = now() - t0;
+  const double elapsed = bench_now() - t0;
   H5Pclose(dcpl);
   H5Pclose(fapl);
   if (c->best == 0 || elapsed < c->best) c->best = elapsed;

@@ -9,6 +9,7 @@
 #include "h5sparse/error.hpp"
 #include "h5sparse/selection_codec.hpp"
 #include "h5sparse/varint.hpp"
+#include "offset_merge.hpp"
 #include "section_io.hpp"
 
 namespace h5sparse {
@@ -320,19 +321,11 @@ ChunkVarElements merge_var_elements(const ChunkVarElements& base, const ChunkVar
                                     const VarType& type) {
   ChunkVarElements out;
   out.offsets.reserve(base.offsets.size() + written.offsets.size());
-  std::size_t i = 0, j = 0;
-  const auto take = [&](const ChunkVarElements& from, std::size_t at) {
+  detail::merge_offsets(base.offsets, written.offsets, [&](bool from_written, std::size_t at) {
+    const ChunkVarElements& from = from_written ? written : base;
     out.offsets.push_back(from.offsets[at]);
     out.values.append_element(from.values, at, type);
-  };
-  while (i < base.offsets.size() || j < written.offsets.size()) {
-    if (j == written.offsets.size() || (i < base.offsets.size() && base.offsets[i] < written.offsets[j])) {
-      take(base, i++);
-    } else {
-      if (i < base.offsets.size() && base.offsets[i] == written.offsets[j]) ++i;
-      take(written, j++);
-    }
-  }
+  });
   return out;
 }
 

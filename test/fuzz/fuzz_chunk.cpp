@@ -7,21 +7,16 @@
 #include "h5sparse/error.hpp"
 #include "h5sparse/filter_ids.hpp"
 #include "h5sparse/structured_chunk.hpp"
+#include "fuzz_pipelines.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace h5sparse;
   if (size < 1) return 0;
-  static const SectionPipeline kPipelines[] = {
-      {},
-      {{kFilterDeflate, 0, {6}}},
-      {{kFilterShuffle, 0, {}}, {kFilterLzf, kFilterFlagOptional, {}}},
-      {{kFilterBlosc, kFilterFlagOptional, {2, 2, 0, 0, 5, 1, 1}}},
-  };
   ChunkLayout layout;
   layout.dims = {8, 6};
   layout.element_size = 4;
-  layout.selection_pipeline = kPipelines[data[0] & 3];
-  layout.values_pipeline = kPipelines[(data[0] >> 2) & 3];
+  layout.selection_pipeline = fuzz_pipeline(data[0]);
+  layout.values_pipeline = fuzz_pipeline(data[0] >> 2);
   bool decoded = false;
   StructuredChunk c;
   try {

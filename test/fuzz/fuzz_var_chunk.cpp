@@ -8,6 +8,7 @@
 #include "h5sparse/error.hpp"
 #include "h5sparse/filter_ids.hpp"
 #include "h5sparse/var_chunk.hpp"
+#include "fuzz_pipelines.hpp"
 
 #ifndef H5SPARSE_FUZZ_LAYOUT_ONLY
 namespace {
@@ -23,20 +24,14 @@ bool same(const h5sparse::ChunkVarElements& a, const h5sparse::ChunkVarElements&
 // The layout a seed's first byte selects (make_seeds.cpp writes seeds with the same choice).
 h5sparse::ChunkLayout fuzz_var_layout(std::uint8_t selector) {
   using namespace h5sparse;
-  static const SectionPipeline kPipelines[] = {
-      {},
-      {{kFilterDeflate, 0, {6}}},
-      {{kFilterShuffle, 0, {}}, {kFilterLzf, kFilterFlagOptional, {}}},
-      {{kFilterBlosc, kFilterFlagOptional, {2, 2, 0, 0, 5, 1, 1}}},
-  };
   ChunkLayout layout;
   layout.dims = {8, 6};
   layout.element_size = 16;
   layout.var = (selector & 1) ? VarType{3, {1, 4}} : VarType{0, {1}};  // compound, or string
-  layout.selection_pipeline = kPipelines[(selector >> 1) & 1];
-  layout.values_pipeline = kPipelines[(selector >> 2) & 1];
-  layout.lengths_pipeline = kPipelines[(selector >> 3) & 3];
-  layout.data_pipeline = kPipelines[(selector >> 5) & 3];
+  layout.selection_pipeline = fuzz_pipeline((selector >> 1) & 1);
+  layout.values_pipeline = fuzz_pipeline((selector >> 2) & 1);
+  layout.lengths_pipeline = fuzz_pipeline((selector >> 3) & 3);
+  layout.data_pipeline = fuzz_pipeline((selector >> 5) & 3);
   return layout;
 }
 

@@ -12,6 +12,7 @@
 #include "h5sparse/sparse_layout.hpp"
 #include "h5sparse/structured_chunk.hpp"
 #include "h5sparse/var_chunk.hpp"
+#include "fuzz_pipelines.hpp"
 
 using namespace h5sparse;
 
@@ -42,15 +43,12 @@ int main(int argc, char** argv) {
                                     std::to_string(int(e)), prefix, encode_selection_as(e, s, dims));
     }
   }
-  static const SectionPipeline kPipelines[] = {
-      {}, {{kFilterDeflate, 0, {6}}}, {{kFilterShuffle, 0, {}}, {kFilterLzf, kFilterFlagOptional, {}}},
-      {{kFilterBlosc, kFilterFlagOptional, {2, 2, 0, 0, 5, 1, 1}}}};
   for (std::uint8_t prefix = 0; prefix < 16; ++prefix) {
     ChunkLayout layout;
     layout.dims = {8, 6};
     layout.element_size = 4;
-    layout.selection_pipeline = kPipelines[prefix & 3];
-    layout.values_pipeline = kPipelines[(prefix >> 2) & 3];
+    layout.selection_pipeline = fuzz_pipeline(prefix);
+    layout.values_pipeline = fuzz_pipeline(prefix >> 2);
     StructuredChunk c = StructuredChunk::empty(layout);
     for (std::uint64_t i = 0; i < 48; i += 1 + prefix % 3) {
       c.defined.set(i);
@@ -74,7 +72,7 @@ int main(int argc, char** argv) {
   SparseParams p;
   p.layout.dims = {8, 6};
   p.layout.element_size = 4;
-  p.layout.values_pipeline = kPipelines[3];
+  p.layout.values_pipeline = fuzz_pipeline(3);
   const std::vector<unsigned> complete = to_cd_values(p), request = to_request(p);
   for (const auto* v : {&complete, &request}) {
     Bytes raw(v->size() * 4);

@@ -13,6 +13,7 @@
 #include "h5sparse/engine/sparse_engine.hpp"
 #include "h5sparse/error.hpp"
 #include "h5sparse/stored_chunk_read.hpp"
+#include "offset_merge.hpp"
 #include "points_by_chunk.hpp"
 
 namespace h5sparse {
@@ -29,19 +30,12 @@ ChunkElements merged(const ChunkElements& base, const ChunkElements& written, st
   ChunkElements out;
   out.offsets.reserve(base.offsets.size() + written.offsets.size());
   out.values.resize((base.offsets.size() + written.offsets.size()) * es);
-  std::size_t i = 0, j = 0, k = 0;
-  const auto take = [&](const ChunkElements& from, std::size_t at) {
+  std::size_t k = 0;
+  detail::merge_offsets(base.offsets, written.offsets, [&](bool from_written, std::size_t at) {
+    const ChunkElements& from = from_written ? written : base;
     out.offsets.push_back(from.offsets[at]);
     std::memcpy(&out.values[k++ * es], &from.values[at * es], es);
-  };
-  while (i < base.offsets.size() || j < written.offsets.size()) {
-    if (j == written.offsets.size() || (i < base.offsets.size() && base.offsets[i] < written.offsets[j])) {
-      take(base, i++);
-    } else {
-      if (i < base.offsets.size() && base.offsets[i] == written.offsets[j]) ++i;
-      take(written, j++);
-    }
-  }
+  });
   out.values.resize(k * es);
   return out;
 }
