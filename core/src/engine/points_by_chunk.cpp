@@ -161,7 +161,8 @@ PointsByChunk group_points(const ChunkGrid& grid, const std::uint64_t* coords, s
   const unsigned offset_bits = bits_of(chunk_elements - 1);
   for_each_group(points, [&](std::size_t begin, std::size_t end) {
     out.starts.push_back(begin);
-    if (!sorted && !offsets_ascending(points, begin, end)) sort_by_offset(&points[begin], &points[end], spare, offset_bits);
+    if (!sorted && !offsets_ascending(points, begin, end))
+      sort_by_offset(&points[begin], &points[end], spare, offset_bits);
   });
   out.starts.push_back(points.size());
   return out;
