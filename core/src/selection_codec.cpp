@@ -578,6 +578,18 @@ ChunkSelection decode_selection(const std::uint8_t* data, std::size_t size,
   return s;
 }
 
+namespace {
+
+// The offsets of a bitmap's set bits, ascending, stored through a pointer into a list sized
+// once by a count of the bits.
+void bitmap_offsets(const ChunkSelection& s, std::vector<std::uint32_t>& offsets) {
+  offsets.resize(std::size_t(s.defined_count()));
+  std::uint32_t* out = offsets.data();
+  BitmapWalk{s}.every([&](std::uint64_t i) { *out++ = std::uint32_t(i); });
+}
+
+}  // namespace
+
 void decode_selection_offsets(const std::uint8_t* data, std::size_t size, const std::vector<std::uint64_t>& dims,
                               std::vector<std::uint32_t>& offsets) {
   const std::uint64_t n = element_count_of(dims);
@@ -601,19 +613,11 @@ void decode_selection_offsets(const std::uint8_t* data, std::size_t size, const 
         // cost less than decoding code by code.
         ChunkSelection s(n);
         read_rice_gaps(bits, bytes, c, k, s);
-        offsets.reserve(std::size_t(c));
-        BitmapWalk{s}.each([&](std::uint64_t i) {
-          sink.add(i);
-          return true;
-        });
+        bitmap_offsets(s, offsets);
       });
       return;
     default: {  // a bitmap (dense: as cheap as any) or blocks (which may overlap)
-      const ChunkSelection s = decode_selection(data, size, dims);
-      BitmapWalk{s}.each([&](std::uint64_t i) {
-        sink.add(i);
-        return true;
-      });
+      bitmap_offsets(decode_selection(data, size, dims), offsets);
       return;
     }
   }

@@ -91,37 +91,31 @@ def erase_coo(dset, coords):
 
 
 class _Collector:
-    """The batches of an iteration, appended to arrays that grow in place (a realloc: no second
-    copy of the result, as concatenating batches would make)."""
+    """The batches of an iteration, each copied once into arrays of its own size (np.empty: no
+    zeroing) and joined at the end; a single batch, the common case, is returned as it is."""
 
     def __init__(self, rank, dtype):
         self.rank, self.dtype, self.n = rank, dtype, 0
-        self.coords = np.empty((0, rank), dtype=np.uint64)
-        self.values = None if dtype is None else np.empty(0, dtype=dtype)
-        self.error = None
-
-    def _reserve(self, count):
-        need = self.n + count
-        if need <= self.coords.shape[0]:
-            return
-        capacity = max(need, 2 * self.coords.shape[0])
-        self.coords.resize((capacity, self.rank), refcheck=False)
-        if self.values is not None:
-            self.values.resize(capacity, refcheck=False)
+        self.batches = []
 
     def add(self, count, coords, values):
-        self._reserve(count)
-        ctypes.memmove(self.coords.ctypes.data + self.n * self.rank * 8, coords, count * self.rank * 8)
-        if self.values is not None:
-            size = self.values.dtype.itemsize
-            ctypes.memmove(self.values.ctypes.data + self.n * size, values, count * size)
+        c = np.empty((count, self.rank), dtype=np.uint64)
+        ctypes.memmove(c.ctypes.data, coords, c.nbytes)
+        v = None
+        if self.dtype is not None:
+            v = np.empty(count, dtype=self.dtype)
+            ctypes.memmove(v.ctypes.data, values, v.nbytes)
+        self.batches.append((c, v))
         self.n += count
 
     def result(self):
-        self.coords.resize((self.n, self.rank), refcheck=False)
-        if self.values is not None:
-            self.values.resize(self.n, refcheck=False)
-        return self.coords, self.values
+        if len(self.batches) == 1:
+            return self.batches[0]
+        coords = np.concatenate([c for c, _ in self.batches]) if self.batches else np.empty((0, self.rank), np.uint64)
+        if self.dtype is None:
+            return coords, None
+        values = np.concatenate([v for _, v in self.batches]) if self.batches else np.empty(0, self.dtype)
+        return coords, values
 
 
 def _iterate(dset, region, dtype, max_bytes, cursor, on_batch):

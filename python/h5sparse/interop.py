@@ -57,16 +57,24 @@ def to_scipy(dset, region=None, format="coo"):
         raise ValueError(f"scipy.sparse holds 2-D arrays; {dset.name} has {len(dset.shape)} dimensions")
     if format not in ("coo", "csr", "csc"):
         raise ValueError(f"format must be 'coo', 'csr' or 'csc', got {format!r}")
-    coords, values, shape = _local(dset, region)
+    start, shape = _box(dset, region)
+    coords, values = read_coo(dset, _region_of(start, shape))
     index = np.int32 if max(shape, default=0) < 2**31 and len(values) < 2**31 else np.int64
-    rows, cols = coords[:, 0].astype(index), coords[:, 1].astype(index)
+    cols = _shifted(coords[:, 1], start[1], index)
     if format == "coo":
-        return scipy.sparse.coo_array((values, (rows, cols)), shape=shape)
-    # Row-major already: the row pointers follow from counting, with no sort.
-    indptr = np.zeros(shape[0] + 1, dtype=index)
-    np.cumsum(np.bincount(rows, minlength=shape[0]), out=indptr[1:])
+        return scipy.sparse.coo_array((values, (_shifted(coords[:, 0], start[0], index), cols)), shape=shape)
+    # Row-major already: each row's first element is found by bisection, with no sort or count.
+    rows = np.arange(start[0], start[0] + shape[0] + 1, dtype=np.uint64)
+    indptr = np.searchsorted(coords[:, 0], rows).astype(index)
     csr = scipy.sparse.csr_array((values, cols, indptr), shape=shape)
     return csr if format == "csr" else csr.tocsc()
+
+
+def _shifted(coordinates, origin, dtype):
+    """coordinates - origin as `dtype`, in one pass."""
+    out = np.empty(len(coordinates), dtype=dtype)
+    np.subtract(coordinates, np.uint64(origin), out=out, casting="unsafe")
+    return out
 
 
 def from_scipy(dset, matrix, offset=(0, 0)):

@@ -145,6 +145,23 @@ def test_iter_coo_batches_whole_chunks_in_row_major_order(tmp_path):
         assert list(h5sparse.iter_coo(d, np.s_[0:0, :])) == []
 
 
+
+def test_read_coo_joins_its_batches(tmp_path, monkeypatch):
+    rng = np.random.default_rng(4)
+    with h5py.File(tmp_path / "j.h5", "w") as f:
+        d = f.create_dataset("x", shape=(256, 256), dtype="i2", chunks=(16, 16), **h5sparse.Sparse())
+        h5sparse.write_coo(d, random_coords(rng, (256, 256), 5000), rng.integers(-9, 9, 5000))
+        whole = h5sparse.read_coo(d)
+        monkeypatch.setattr(h5sparse.coo, "_DEFAULT_MAX_BYTES", 4000)  # many batches
+        batched = h5sparse.read_coo(d)
+        assert len(list(h5sparse.iter_coo(d, max_bytes=4000))) > 4
+        for a, b in zip(whole, batched):
+            np.testing.assert_array_equal(a, b)
+        assert batched[1].dtype == np.int16 and batched[0].shape == (len(batched[1]), 2)
+        coords, values = h5sparse.read_coo(d, np.s_[0:0, :])
+        assert coords.shape == (0, 2) and coords.dtype == np.uint64 and values.shape == (0,)
+        assert h5sparse.read_coo(d, values=False)[1] is None
+
 HUGE = """
 import resource, sys, h5py, numpy as np, h5sparse
 side, n = int(sys.argv[2]), int(sys.argv[3])

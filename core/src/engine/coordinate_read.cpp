@@ -230,6 +230,33 @@ class Scan {
     return key;
   }
 
+  // The end of the run of offsets from `begin` that lie before `limit`, the end of a line of
+  // `row` elements: a bisection over at most `row` distinct offsets, not a step per element.
+  static std::size_t line_end(const std::vector<std::uint32_t>& offsets, std::size_t begin, std::uint64_t limit,
+                              std::uint64_t row) {
+    const auto first = offsets.begin() + std::ptrdiff_t(begin);
+    const auto last = offsets.begin() + std::ptrdiff_t(std::min<std::uint64_t>(offsets.size(), begin + row));
+    return std::size_t(std::lower_bound(first, last, limit) - offsets.begin());
+  }
+
+  // Coordinates of `count` elements of one line: `at` but the last dimension, which is
+  // offset + `shift` (the line's first column in the dataset minus its first offset).
+  void write_line(const std::uint32_t* offsets, std::size_t count, const Coords& at, std::uint64_t shift,
+                  std::uint64_t* out) const {
+    if (rank_ == 2) {  // matrices: the common case, without the copy loop
+      const std::uint64_t row = at[0];
+      for (std::size_t k = 0; k < count; ++k, out += 2) {
+        out[0] = row;
+        out[1] = offsets[k] + shift;
+      }
+      return;
+    }
+    for (std::size_t k = 0; k < count; ++k, out += rank_) {
+      std::copy(at.begin(), at.end() - 1, out);
+      out[rank_ - 1] = offsets[k] + shift;
+    }
+  }
+
   // Appends the group's elements in row-major order.
   void merge_rows() {
     const std::uint64_t row = grid_.chunk_dims()[rank_ - 1];
@@ -255,13 +282,8 @@ class Scan {
       const std::uint64_t line = e.offsets[begin] / row;
       for (std::size_t d = rank_ - 1, rest = line; d-- > 0; rest /= grid_.chunk_dims()[d])
         at[d] = origin[d] + rest % grid_.chunk_dims()[d];
-      const std::uint64_t line_start = line * row, column_origin = origin[rank_ - 1];
-      std::uint64_t* out = &coords_[at_element * rank_];
-      std::size_t i = begin;
-      for (; i < e.offsets.size() && e.offsets[i] < line_start + row; ++i, out += rank_) {
-        std::copy(at.begin(), at.end() - 1, out);
-        out[rank_ - 1] = column_origin + (e.offsets[i] - line_start);
-      }
+      const std::size_t i = line_end(e.offsets, begin, (line + 1) * row, row);
+      write_line(&e.offsets[begin], i - begin, at, origin[rank_ - 1] - line * row, &coords_[at_element * rank_]);
       if (es_) std::memcpy(&values_[at_element * es_], &e.values[begin * es_], (i - begin) * es_);
       at_element += i - begin;
       cursor[p] = i;
