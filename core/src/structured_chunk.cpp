@@ -114,6 +114,20 @@ Bytes encode_chunk(const ChunkElements& chunk, const ChunkLayout& layout) {
                          layout);
 }
 
+Bytes replace_chunk_values(const std::uint8_t* stored, std::size_t size, const Bytes& values,
+                           const ChunkLayout& layout) {
+  refuse_var_layout(layout);
+  ChunkHeader header = read_chunk_header(stored, size, layout);
+  H5SPARSE_FAIL_IF(values.size() != header.sections[1].unfiltered_size, ErrorCode::invalid_argument,
+                   "new values do not match the stored chunk's defined elements");
+  PreparedSection section;
+  detail::prepare_section(1, values.data(), values.size(), kinds_of(layout)[1], section);
+  header.version = ChunkHeader::kVersion;
+  header.padding = 0;
+  header.sections[1] = section.info;
+  return serialize_chunk(header, {stored + header.size, section.stored}, layout);
+}
+
 std::size_t values_offset_in_place(const ChunkLayout& layout) {
   // Room for the header and section 0 up to the size of the bitmap encoding (tag + one bit per
   // element), which the encoder's choice never exceeds. Only a mandatory section-0 filter that

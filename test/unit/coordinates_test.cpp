@@ -11,6 +11,7 @@
 
 #include "h5sparse/engine/sparse_engine.hpp"
 #include "h5sparse/error.hpp"
+#include "h5sparse/structured_chunk.hpp"
 #include "memory_chunk_store.hpp"
 
 using namespace h5sparse;
@@ -222,6 +223,46 @@ TEST(Coordinates, ScansComeInBatchesOfWholeBands) {
 }
 
 // 2^31 x 2^31 with 1024 x 1024 chunks: work and memory follow the points, not the extent.
+// New values for elements a chunk holds leave its stored selection as it was (only the values
+// section is encoded again); a new element changes it.
+TEST(Coordinates, UpdatedValuesKeepTheStoredSelection) {
+  const Coords dims{40, 30}, chunk{8, 16};
+  Written w(dims, chunk, 300, 21);
+  const auto section0 = [&](const Bytes& stored) {
+    const ChunkHeader h = read_chunk_header(stored.data(), stored.size(), w.engine.params().layout);
+    return Bytes(stored.begin() + std::ptrdiff_t(h.size),
+                 stored.begin() + std::ptrdiff_t(h.size + h.sections[0].stored_size));
+  };
+  const auto before = w.store.chunks;
+  Points update;
+  for (const auto& [c, v] : w.model) {
+    if ((c[0] + c[1]) % 3) continue;
+    update.coords.insert(update.coords.end(), c.begin(), c.end());
+    update.values.push_back(v + 1000);
+  }
+  w.engine.write_coordinates(w.store, w.grid, update.coords.data(), update.size(), bytes_of(update.values));
+  apply(w.model, update, 2, false, false);
+  expect_scan_matches(w.engine, w.store, w.grid, w.model, {whole(dims)}, "after updating values");
+  ASSERT_EQ(w.store.chunks.size(), before.size());
+  std::size_t changed = 0;
+  for (const auto& [origin, stored] : w.store.chunks) {
+    EXPECT_EQ(section0(stored), section0(before.at(origin))) << coords_text(origin);
+    changed += stored != before.at(origin);
+  }
+  EXPECT_GT(changed, 0u);
+  Coords fresh;  // an element no chunk holds yet
+  for (std::uint64_t i = 0; fresh.empty(); ++i)
+    if (!w.model.count({i / dims[1], i % dims[1]})) fresh = {i / dims[1], i % dims[1]};
+  const Points one{{fresh[0], fresh[1]}, {5}};
+  w.engine.write_coordinates(w.store, w.grid, one.coords.data(), 1, bytes_of(one.values));
+  apply(w.model, one, 2, false, false);
+  expect_scan_matches(w.engine, w.store, w.grid, w.model, {whole(dims)}, "after a new element");
+  const Coords origin{fresh[0] / chunk[0] * chunk[0], fresh[1] / chunk[1] * chunk[1]};
+  if (before.count(origin)) {
+    EXPECT_NE(section0(w.store.chunks.at(origin)), section0(before.at(origin)));
+  }
+}
+
 TEST(Coordinates, HugeExtent) {
   const Coords dims{std::uint64_t(1) << 31, std::uint64_t(1) << 31}, chunk{1024, 1024};
   const SparseEngine engine(test_params(chunk), 0);

@@ -232,6 +232,12 @@ TEST(StructuredChunk, ReadsFormatVersion1) {
     EXPECT_EQ(read_chunk_header(moved.data(), moved.size(), l).padding, 1u);
     const StructuredChunk again = decode_chunk(moved.data(), moved.size(), l);
     EXPECT_EQ(again.values, expected.values);
+    Bytes fresh(expected.values.rbegin(), expected.values.rend());
+    const Bytes replaced = replace_chunk_values(stored.data(), stored.size(), fresh, l);
+    EXPECT_EQ(replaced[0], 2);
+    const StructuredChunk updated = decode_chunk(replaced.data(), replaced.size(), l);
+    EXPECT_EQ(updated.defined, expected.defined) << prefix;
+    EXPECT_EQ(updated.values, fresh) << prefix;
   }
 }
 
@@ -268,6 +274,43 @@ TEST(SparseLayout, BadParametersAreRefused) {
 
 // A rewrite of unchanged size would be done in place by HDF5; avoid_chunk_size gives the
 // same content in another size (so an SWMR writer's flushed copy is never overwritten).
+namespace {
+
+// The stored bytes of section 0 of a chunk.
+Bytes stored_selection(const Bytes& chunk, const ChunkLayout& l) {
+  const ChunkHeader h = read_chunk_header(chunk.data(), chunk.size(), l);
+  return Bytes(chunk.begin() + std::ptrdiff_t(h.size), chunk.begin() + std::ptrdiff_t(h.size + h.sections[0].stored_size));
+}
+
+}  // namespace
+
+// New values for the same elements: section 0 stays byte for byte, section 1 is re-encoded.
+TEST(StructuredChunk, ReplacedValuesKeepTheStoredSelection) {
+  std::mt19937 rng(8);
+  for (const auto& selection : kPipelines) {
+    for (const auto& values : kPipelines) {
+      const ChunkLayout l = layout_with(selection, values);
+      for (double density : {0.0, 0.05, 0.5, 1.0}) {
+        const StructuredChunk c = random_chunk(l, density, rng);
+        const Bytes stored = encode_chunk(c, l);
+        Bytes fresh(c.values.size());
+        for (std::size_t i = 0; i < fresh.size(); ++i) fresh[i] = std::uint8_t(rng());
+        const Bytes replaced = replace_chunk_values(stored.data(), stored.size(), fresh, l);
+        const StructuredChunk back = decode_chunk(replaced.data(), replaced.size(), l);
+        EXPECT_EQ(back.defined, c.defined);
+        EXPECT_EQ(back.values, fresh);
+        EXPECT_EQ(stored_selection(replaced, l), stored_selection(stored, l));
+        Bytes wrong = fresh;
+        wrong.push_back(0);
+        EXPECT_THROW(replace_chunk_values(stored.data(), stored.size(), wrong, l), Error);
+        Bytes corrupt = stored;
+        corrupt[1] ^= 0x40;
+        EXPECT_THROW(replace_chunk_values(corrupt.data(), corrupt.size(), fresh, l), Error);
+      }
+    }
+  }
+}
+
 TEST(StructuredChunk, ResizedEncodingKeepsTheContentAndChangesTheSize) {
   std::mt19937 rng(7);
   for (const auto& selection : kPipelines) {

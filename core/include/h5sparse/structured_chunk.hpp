@@ -90,6 +90,13 @@ Bytes encode_chunk(const StructuredChunk& chunk, const ChunkLayout& layout);
 /// The same bytes from the chunk's elements.
 Bytes encode_chunk(const ChunkElements& chunk, const ChunkLayout& layout);
 
+/// A stored chunk (filtered, verified by a decode) with new values for the same defined
+/// elements: section 0 keeps its stored bytes, filter mask and checksums, so an update of
+/// values alone does not encode the selection again; section 1 goes through its pipeline.
+/// Written as version 2. Error(invalid_argument) when `values` is not the stored count.
+Bytes replace_chunk_values(const std::uint8_t* stored, std::size_t size, const Bytes& values,
+                           const ChunkLayout& layout);
+
 /// Where encode_chunk_in_place expects the values: this many bytes into its buffer.
 std::size_t values_offset_in_place(const ChunkLayout& layout);
 

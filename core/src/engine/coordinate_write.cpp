@@ -123,16 +123,24 @@ class CoordinateUpdate {
       ChunkElements chunk = u.had_stored ? decode_stored_elements(u.stored.bytes.data(), u.stored.bytes.size(),
                                                                   u.stored.filter_mask, params_.layout)
                                          : ChunkElements{};
-      if (!apply(chunk, u.group)) return;  // nothing changes
-      u.result = encode_chunk(chunk, params_.layout);
+      const Change change = apply(chunk, u.group);
+      if (change == Change::none) return;
+      const bool structured = u.had_stored && (u.stored.filter_mask & 1) == 0;
+      u.result = change == Change::values && structured
+                     ? replace_chunk_values(u.stored.bytes.data(), u.stored.bytes.size(), chunk.values, params_.layout)
+                     : encode_chunk(chunk, params_.layout);
       u.store = true;
     } catch (...) {
       u.failure = std::current_exception();
     }
   }
 
-  // Applies the chunk's points; false when the chunk stays as it was.
-  bool apply(ChunkElements& chunk, std::size_t group) const {
+  // What applying a chunk's points changed: nothing, values of elements it held, or the set
+  // of elements (which needs a new selection).
+  enum class Change { none, values, elements };
+
+  // Applies the chunk's points.
+  Change apply(ChunkElements& chunk, std::size_t group) const {
     const ChunkPoint* first = &points_.points[points_.starts[group]];
     const ChunkPoint* last = &points_.points[points_.starts[group + 1]];
     ChunkElements written;
@@ -155,9 +163,10 @@ class CoordinateUpdate {
     written.offsets.resize(k);
     written.values.resize(k * es_);
     const bool removed = !erased.empty() && remove(chunk, erased, es_) > 0;
-    if (written.offsets.empty()) return removed;
+    if (written.offsets.empty()) return removed ? Change::elements : Change::none;
+    const std::size_t held = chunk.offsets.size();
     chunk = chunk.offsets.empty() ? std::move(written) : merged(chunk, written, es_);
-    return true;
+    return removed || chunk.offsets.size() != held ? Change::elements : Change::values;
   }
 
   // One element's bytes: inline for the common sizes (a memcpy call per element cost more
