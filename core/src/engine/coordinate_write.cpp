@@ -40,6 +40,21 @@ ChunkElements merged(const ChunkElements& base, const ChunkElements& written, st
   return out;
 }
 
+// Gives the elements of `chunk` that `written` holds written's values, in place, when
+// `chunk` holds every one of them (else false, `chunk` unchanged): an update of values
+// copies only them. Each is found by bisection from the previous one.
+bool overwrite_held(ChunkElements& chunk, const ChunkElements& written, std::size_t es) {
+  std::vector<std::uint32_t> at(written.offsets.size());
+  auto from = chunk.offsets.begin();
+  for (std::size_t j = 0; j < written.offsets.size(); ++j) {
+    from = std::lower_bound(from, chunk.offsets.end(), written.offsets[j]);
+    if (from == chunk.offsets.end() || *from != written.offsets[j]) return false;
+    at[j] = std::uint32_t(from - chunk.offsets.begin());
+  }
+  for (std::size_t j = 0; j < at.size(); ++j) std::memcpy(&chunk.values[at[j] * es], &written.values[j * es], es);
+  return true;
+}
+
 // Removes the elements at `offsets` (ascending) from `chunk`; returns how many it held.
 std::size_t remove(ChunkElements& chunk, const std::vector<std::uint32_t>& offsets, std::size_t es) {
   std::size_t keep = 0, j = 0;
@@ -164,9 +179,9 @@ class CoordinateUpdate {
     written.values.resize(k * es_);
     const bool removed = !erased.empty() && remove(chunk, erased, es_) > 0;
     if (written.offsets.empty()) return removed ? Change::elements : Change::none;
-    const std::size_t held = chunk.offsets.size();
+    if (overwrite_held(chunk, written, es_)) return removed ? Change::elements : Change::values;
     chunk = chunk.offsets.empty() ? std::move(written) : merged(chunk, written, es_);
-    return removed || chunk.offsets.size() != held ? Change::elements : Change::values;
+    return Change::elements;
   }
 
   // One element's bytes: inline for the common sizes (a memcpy call per element cost more
