@@ -15,18 +15,22 @@
 #include "h5sparse/engine/sparse_engine.hpp"
 #include "h5sparse/error.hpp"
 #include "h5sparse/stored_chunk_read.hpp"
+#include "points_by_chunk.hpp"
 
 namespace h5sparse {
 namespace {
 
+// A stored chunk meeting the region: its number in the grid (row-major, so that sorting
+// numbers sorts origins) and stored size. 16 bytes a chunk: a listing of millions of
+// one-element chunks must stay small beside the elements it yields.
 struct ListedChunk {
-  Coords origin;
+  std::uint64_t number;
   std::uint64_t size;
 };
 
 // A listed chunk of a group: its stored bytes, then its elements inside the region.
 struct ChunkPart {
-  const ListedChunk* chunk = nullptr;
+  Coords origin;
   StoredChunk stored;
   ChunkElements elements;
 };
@@ -117,13 +121,16 @@ class Scan {
       : engine_(engine), layout_(engine.params().layout), store_(store), grid_(grid), scan_(scan), sink_(sink),
         rank_(grid.rank()), es_(scan.values ? layout_.element_size : 0) {
     check_band_positions();
+    detail::chunk_count_checked(grid_);  // listed chunks are kept by number
+    for (std::size_t d = 1; d < rank_; ++d)
+      band_chunks_ *= (grid_.dataset_dims()[d] + grid_.chunk_dims()[d] - 1) / grid_.chunk_dims()[d];
   }
 
   void run() {
     list();
     for (std::size_t band = 0; band < listed_.size();) {
       std::size_t end = band;
-      while (end < listed_.size() && listed_[end].origin[0] == listed_[band].origin[0]) ++end;
+      while (end < listed_.size() && listed_[end].number / band_chunks_ == listed_[band].number / band_chunks_) ++end;
       // A band over the budget goes in groups of whole chunks, each a batch of its own (a
       // batch holding two groups of one band would not be in row-major order).
       const bool cut = group_end(band, end) < end;
@@ -153,15 +160,16 @@ class Scan {
     store_.list([&](const Coords& origin, std::uint64_t size) {
       for (const Box& box : scan_.region)
         if (intersects(box, origin, grid_.chunk_dims())) {
-          listed_.push_back(ListedChunk{origin, size});
+          listed_.push_back(ListedChunk{grid_.chunk_index(origin), size});
           return;
         }
     });
     std::sort(listed_.begin(), listed_.end(),
-              [](const ListedChunk& a, const ListedChunk& b) { return a.origin < b.origin; });
+              [](const ListedChunk& a, const ListedChunk& b) { return a.number < b.number; });
     if (!scan_.from.empty()) {
-      const auto first = std::lower_bound(listed_.begin(), listed_.end(), scan_.from,
-                                          [](const ListedChunk& c, const Coords& from) { return c.origin < from; });
+      const auto first = std::lower_bound(
+          listed_.begin(), listed_.end(), scan_.from,
+          [&](const ListedChunk& c, const Coords& from) { return grid_.chunk_origin(c.number) < from; });
       listed_.erase(listed_.begin(), first);
     }
   }
@@ -180,14 +188,14 @@ class Scan {
     parts_.resize(last - first);
     std::uint64_t bytes = 0;
     for (std::size_t i = first; i < last; ++i) {
-      parts_[i - first].chunk = &listed_[i];
-      store_.read_sized(listed_[i].origin, listed_[i].size, parts_[i - first].stored);
+      parts_[i - first].origin = grid_.chunk_origin(listed_[i].number);
+      store_.read_sized(parts_[i - first].origin, listed_[i].size, parts_[i - first].stored);
       bytes += listed_[i].size;
     }
     const int threads = chunk_threads_for(last - first, bytes);
     const auto failed = parallel_for(parts_.size(), threads, [&](std::size_t i, int) { decode(parts_[i]); }, [] {},
                                      nullptr);
-    if (failed) engine_.rethrow_naming_chunk(store_, *failed, parts_[failed->index].chunk->origin);
+    if (failed) engine_.rethrow_naming_chunk(store_, *failed, parts_[failed->index].origin);
     merge_rows();
   }
 
@@ -195,7 +203,7 @@ class Scan {
     part.elements = decode_stored_elements(part.stored.bytes.data(), part.stored.bytes.size(), part.stored.filter_mask,
                                            layout_);
     part.stored.bytes = RawBytes();
-    const Coords& origin = part.chunk->origin;
+    const Coords& origin = part.origin;
     std::vector<LocalBox> boxes;
     bool whole = false;
     for (const Box& box : scan_.region) {
@@ -267,7 +275,7 @@ class Scan {
     for (std::size_t p = 0; p < parts_.size(); ++p) {
       total += parts_[p].elements.offsets.size();
       if (!parts_[p].elements.offsets.empty())
-        heap.emplace(line_key(parts_[p].chunk->origin, parts_[p].elements.offsets[0] / row), p);
+        heap.emplace(line_key(parts_[p].origin, parts_[p].elements.offsets[0] / row), p);
     }
     std::size_t at_element = coords_.size() / rank_;
     coords_.resize(coords_.size() + total * rank_);
@@ -277,7 +285,7 @@ class Scan {
       const std::size_t p = heap.top().second;
       heap.pop();
       const ChunkElements& e = parts_[p].elements;
-      const Coords& origin = parts_[p].chunk->origin;
+      const Coords& origin = parts_[p].origin;
       const std::size_t begin = cursor[p];
       const std::uint64_t line = e.offsets[begin] / row;
       for (std::size_t d = rank_ - 1, rest = line; d-- > 0; rest /= grid_.chunk_dims()[d])
@@ -297,7 +305,8 @@ class Scan {
     batch.count = coords_.size() / rank_;
     batch.coords = coords_.data();
     batch.values = es_ ? values_.data() : nullptr;
-    batch.next = next < listed_.size() ? &listed_[next].origin : nullptr;
+    if (next < listed_.size()) next_origin_ = grid_.chunk_origin(listed_[next].number);
+    batch.next = next < listed_.size() ? &next_origin_ : nullptr;
     const bool go_on = sink_(batch);
     coords_.clear();
     values_.clear();
@@ -313,6 +322,8 @@ class Scan {
   const std::size_t rank_;
   const std::size_t es_;  // 0: no values
   std::vector<ListedChunk> listed_;
+  std::uint64_t band_chunks_ = 1;  // chunks sharing a range of dimension 0: a band's numbers
+  Coords next_origin_;
   std::vector<ChunkPart> parts_;
   Coords line_at_ = Coords(rank_);
   Growing<std::uint64_t> coords_;

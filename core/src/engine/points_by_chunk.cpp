@@ -34,6 +34,8 @@ unsigned bits_of(std::uint64_t max) { return max == 0 ? 0 : 64 - unsigned(__buil
                                                ") is outside the extent " + coords_text(grid.dataset_dims()));
 }
 
+}  // namespace
+
 std::uint64_t chunk_count_checked(const ChunkGrid& grid) {
   std::uint64_t n = 1;
   for (std::size_t d = 0; d < grid.rank(); ++d) {
@@ -44,6 +46,8 @@ std::uint64_t chunk_count_checked(const ChunkGrid& grid) {
   }
   return n;
 }
+
+namespace {
 
 // Each point's chunk and offset. RANK > 0: the rank known when compiling (the usual 1-4), so
 // the loop over dimensions unrolls; 0: any rank.

@@ -32,4 +32,7 @@ struct PointsByChunk {
 /// outside it) and groups the points.
 PointsByChunk group_points(const ChunkGrid& grid, const std::uint64_t* coords, std::size_t n);
 
+/// The grid's chunk count; Error(unsupported) when chunks cannot be numbered in 64 bits.
+std::uint64_t chunk_count_checked(const ChunkGrid& grid);
+
 }  // namespace h5sparse::detail
