@@ -48,24 +48,32 @@ StructuredChunk random_chunk(const ChunkLayout& l, double density, std::mt19937&
   return c;
 }
 
-}  // namespace
-
-TEST(StructuredChunk, RoundTripsThroughEveryPipeline) {
-  std::mt19937 rng(1);
+// Calls f(layout, chunk, its encoding) with a random chunk of every pair of pipelines at
+// densities from empty to full.
+template <typename F>
+void for_every_pipeline_pair(std::mt19937& rng, F&& f) {
   for (const auto& selection : kPipelines) {
     for (const auto& values : kPipelines) {
       const ChunkLayout l = layout_with(selection, values);
       for (double density : {0.0, 0.05, 0.5, 1.0}) {
         const StructuredChunk c = random_chunk(l, density, rng);
-        const Bytes stored = encode_chunk(c, l);
-        const StructuredChunk back = decode_chunk(stored.data(), stored.size(), l);
-        EXPECT_EQ(back.defined, c.defined);
-        EXPECT_EQ(back.values, c.values);
-        const ChunkHeader h = read_chunk_header(stored.data(), stored.size(), l);
-        EXPECT_EQ(h.sections[1].unfiltered_size, c.values.size());
+        f(l, c, encode_chunk(c, l));
       }
     }
   }
+}
+
+}  // namespace
+
+TEST(StructuredChunk, RoundTripsThroughEveryPipeline) {
+  std::mt19937 rng(1);
+  for_every_pipeline_pair(rng, [](const ChunkLayout& l, const StructuredChunk& c, const Bytes& stored) {
+    const StructuredChunk back = decode_chunk(stored.data(), stored.size(), l);
+    EXPECT_EQ(back.defined, c.defined);
+    EXPECT_EQ(back.values, c.values);
+    const ChunkHeader h = read_chunk_header(stored.data(), stored.size(), l);
+    EXPECT_EQ(h.sections[1].unfiltered_size, c.values.size());
+  });
 }
 
 TEST(StructuredChunk, InPlaceEncodingEqualsTheCopyingOne) {
@@ -287,28 +295,21 @@ Bytes stored_selection(const Bytes& chunk, const ChunkLayout& l) {
 // New values for the same elements: section 0 stays byte for byte, section 1 is re-encoded.
 TEST(StructuredChunk, ReplacedValuesKeepTheStoredSelection) {
   std::mt19937 rng(8);
-  for (const auto& selection : kPipelines) {
-    for (const auto& values : kPipelines) {
-      const ChunkLayout l = layout_with(selection, values);
-      for (double density : {0.0, 0.05, 0.5, 1.0}) {
-        const StructuredChunk c = random_chunk(l, density, rng);
-        const Bytes stored = encode_chunk(c, l);
-        Bytes fresh(c.values.size());
-        for (std::size_t i = 0; i < fresh.size(); ++i) fresh[i] = std::uint8_t(rng());
-        const Bytes replaced = replace_chunk_values(stored.data(), stored.size(), fresh, l);
-        const StructuredChunk back = decode_chunk(replaced.data(), replaced.size(), l);
-        EXPECT_EQ(back.defined, c.defined);
-        EXPECT_EQ(back.values, fresh);
-        EXPECT_EQ(stored_selection(replaced, l), stored_selection(stored, l));
-        Bytes wrong = fresh;
-        wrong.push_back(0);
-        EXPECT_THROW(replace_chunk_values(stored.data(), stored.size(), wrong, l), Error);
-        Bytes corrupt = stored;
-        corrupt[1] ^= 0x40;
-        EXPECT_THROW(replace_chunk_values(corrupt.data(), corrupt.size(), fresh, l), Error);
-      }
-    }
-  }
+  for_every_pipeline_pair(rng, [&](const ChunkLayout& l, const StructuredChunk& c, const Bytes& stored) {
+    Bytes fresh(c.values.size());
+    for (std::uint8_t& b : fresh) b = std::uint8_t(rng());
+    const Bytes replaced = replace_chunk_values(stored.data(), stored.size(), fresh, l);
+    const StructuredChunk back = decode_chunk(replaced.data(), replaced.size(), l);
+    EXPECT_EQ(back.defined, c.defined);
+    EXPECT_EQ(back.values, fresh);
+    EXPECT_EQ(stored_selection(replaced, l), stored_selection(stored, l));
+    Bytes wrong = fresh;
+    wrong.push_back(0);
+    EXPECT_THROW(replace_chunk_values(stored.data(), stored.size(), wrong, l), Error);
+    Bytes corrupt = stored;
+    corrupt[1] ^= 0x40;
+    EXPECT_THROW(replace_chunk_values(corrupt.data(), corrupt.size(), fresh, l), Error);
+  });
 }
 
 TEST(StructuredChunk, ResizedEncodingKeepsTheContentAndChangesTheSize) {
