@@ -1,0 +1,145 @@
+// The sparse engine over variable-length chunks (format version 3, var_chunk.hpp): define-by-
+// write and reads of a selection, and the stored chunk's reading and writing that erase,
+// get-defined and extent changes share with fixed-size datasets (sparse_engine.cpp). Chunk by
+// chunk on the calling thread: a chunk's payloads are moved whole (VarValues), never expanded.
+#include <algorithm>
+#include <numeric>
+
+#include "h5sparse/engine/sparse_engine.hpp"
+#include "h5sparse/error.hpp"
+
+namespace h5sparse {
+namespace {
+
+// Element `e`'s slots all NULL: what a NULL written value is for fill-is-undefined.
+bool all_null(const VarValues& v, std::size_t e, std::size_t slots) {
+  for (std::size_t m = 0; m < slots; ++m)
+    if (!v.null[e * slots + m]) return false;
+  return true;
+}
+
+// The written elements of one chunk's pieces [begin, end): ascending offsets, the last value
+// written to an offset winning; `nulls` gets the offsets written NULL (fill-is-undefined).
+ChunkVarElements written_elements(const std::vector<ChunkPiece>& pieces, std::size_t begin, std::size_t end,
+                                  const VarValues& values, const SparseParams& params,
+                                  std::vector<std::uint32_t>& nulls) {
+  struct Written {
+    std::uint32_t offset;
+    std::uint64_t source;
+  };
+  std::vector<Written> all;
+  for (std::size_t i = begin; i < end; ++i)
+    for (std::uint64_t k = 0; k < pieces[i].length; ++k)
+      all.push_back({std::uint32_t(pieces[i].in_chunk_start + k), pieces[i].source + k});
+  // Stable: of equal offsets the last written stays last.
+  std::stable_sort(all.begin(), all.end(), [](const Written& a, const Written& b) { return a.offset < b.offset; });
+  const VarType& type = params.layout.var;
+  ChunkVarElements chunk;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (i + 1 < all.size() && all[i + 1].offset == all[i].offset) continue;
+    if (params.fill_is_undefined() && all_null(values, std::size_t(all[i].source), type.slots())) {
+      nulls.push_back(all[i].offset);
+      continue;
+    }
+    chunk.offsets.push_back(all[i].offset);
+    chunk.values.append_element(values, std::size_t(all[i].source), type);
+  }
+  return chunk;
+}
+
+}  // namespace
+
+void SparseEngine::require_fixed_size(const char* operation) const {
+  H5SPARSE_FAIL_IF(params_.is_var(), ErrorCode::unsupported,
+                   std::string(operation) + " of fixed-size values: the dataset holds variable-length values "
+                   "(coordinate I/O of those is not implemented yet)");
+}
+
+ChunkVarElements SparseEngine::read_var_chunk(ChunkStore& store, const Coords& origin, std::size_t* stored_size) const {
+  StoredChunk stored;
+  if (!store.read(origin, stored)) return ChunkVarElements{};
+  if (stored_size != nullptr) *stored_size = stored.bytes.size();
+  try {
+    const std::uint8_t* data = stored.bytes.data();
+    const std::size_t size = stored.bytes.size();
+    // Stored around the filter: a dense carrier chunk, which holds no value (only zeros are valid).
+    if (stored.filter_mask & 1u) {
+      H5SPARSE_FAIL_IF(std::any_of(data, data + size, [](std::uint8_t b) { return b != 0; }), ErrorCode::corrupt_data,
+                       "a dense carrier chunk with data in a variable-length dataset");
+      return ChunkVarElements{};
+    }
+    return decode_var_chunk(data, size, params_.layout);
+  } catch (const Error&) {
+    rethrow_naming_chunk(store, IndexedFailure{0, std::current_exception()}, origin);
+  }
+}
+
+void SparseEngine::write_var_chunk(ChunkStore& store, const Coords& origin, const ChunkVarElements& chunk,
+                                   std::size_t replaced_size) const {
+  Bytes stored = encode_var_chunk(chunk, params_.layout);
+  if (store.moves_rewritten_chunks() && replaced_size != 0 && stored.size() == replaced_size)
+    stored = encode_var_chunk(chunk, params_.layout, 1);  // one byte of padding: another size
+  store.write(origin, stored);
+}
+
+void SparseEngine::write_var(ChunkStore& store, const ChunkGrid& grid, const std::vector<ChunkPiece>& pieces,
+                             const VarValues& values) const {
+  H5SPARSE_FAIL_IF(!params_.is_var(), ErrorCode::invalid_argument, "variable-length values for a fixed-size dataset");
+  std::uint64_t elements = 0;
+  for (const ChunkPiece& p : pieces) elements = std::max(elements, p.source + p.length);
+  check_var_values(values, std::size_t(elements), params_.layout.var);
+  const SparseChange change;
+  const std::vector<std::size_t> starts = chunk_group_starts(pieces);
+  for (std::size_t g = 0; g + 1 < starts.size(); ++g) {
+    const Coords origin = grid.chunk_origin(pieces[starts[g]].chunk);
+    std::vector<std::uint32_t> nulls;
+    const ChunkVarElements written = written_elements(pieces, starts[g], starts[g + 1], values, params_, nulls);
+    std::size_t replaced_size = 0;
+    ChunkVarElements merged = merge_var_elements(read_var_chunk(store, origin, &replaced_size), written, params_.layout.var);
+    erase_var_elements(merged, nulls, params_.layout.var);
+    try {
+      write_var_chunk(store, origin, merged, replaced_size);
+    } catch (const Error&) {
+      rethrow_naming_chunk(store, IndexedFailure{0, std::current_exception()}, origin);
+    }
+  }
+}
+
+VarValues SparseEngine::read_var(ChunkStore& store, const ChunkRequest& request) const {
+  H5SPARSE_FAIL_IF(!params_.is_var(), ErrorCode::invalid_argument, "a variable-length read of a fixed-size dataset");
+  const VarType& type = params_.layout.var;
+  // Where each element of the selection is: its chunk's index in `chunks` and its index there.
+  constexpr std::size_t kUndefined = SIZE_MAX;
+  std::vector<std::pair<std::size_t, std::size_t>> where(std::size_t(request.elements), {kUndefined, 0});
+  std::vector<ChunkVarElements> chunks;
+  std::vector<ChunkPiece> whole_pieces;
+  const std::vector<ChunkPiece>* pieces = &request.pieces;
+  if (request.whole) {
+    for (std::uint64_t c = 0; c < request.grid.chunk_count(); ++c) request.grid.whole_chunk_pieces(c, whole_pieces);
+    pieces = &whole_pieces;
+  }
+  const std::vector<std::size_t> starts = chunk_group_starts(*pieces);
+  for (std::size_t g = 0; g + 1 < starts.size(); ++g) {
+    ChunkVarElements chunk = read_var_chunk(store, request.grid.chunk_origin((*pieces)[starts[g]].chunk));
+    if (chunk.offsets.empty()) continue;
+    for (std::size_t i = starts[g]; i < starts[g + 1]; ++i) {
+      const ChunkPiece& p = (*pieces)[i];
+      auto at = std::lower_bound(chunk.offsets.begin(), chunk.offsets.end(), p.in_chunk_start);
+      for (; at != chunk.offsets.end() && *at < p.in_chunk_start + p.length; ++at)
+        where[std::size_t(p.source + (*at - p.in_chunk_start))] = {chunks.size(), std::size_t(at - chunk.offsets.begin())};
+    }
+    chunks.push_back(std::move(chunk));
+  }
+  VarValues out;
+  const Bytes zero_fixed(type.fixed_size, 0);
+  const std::vector<VarPayload> null_slots(type.slots(), VarPayload{nullptr, 0, true});
+  for (const auto& [c, e] : where) {
+    if (c == kUndefined)
+      out.append(type, zero_fixed.data(), null_slots.data());
+    else
+      out.append_element(chunks[c].values, e, type);
+  }
+  return out;
+}
+
+}  // namespace h5sparse
