@@ -212,13 +212,19 @@ def get_defined(dset, selection=None):
     among `selection` (default: the whole dataset). For a sparse dataset they come from its
     chunks (memory follows the defined elements); every element of a dense one is defined."""
     import h5py
-    if is_sparse(dset):
+    if is_sparse(dset) and not _is_variable_length(dset.dtype):  # coordinate scans: fixed-size only
         return defined_coordinates(dset, selection)
     space = _space_of(dset, selection)
     lib = library()
     hid = call(lib, "h5sparse get_defined", dset, lib.h5sparse_dget_defined,
                space.id if space is not None else _H5S_ALL, _H5P_DEFAULT)
     return _coordinates(h5py.h5s.SpaceID(hid), dset.shape)
+
+
+def _is_variable_length(dtype):
+    import h5py
+    string = h5py.check_string_dtype(dtype)
+    return h5py.check_vlen_dtype(dtype) is not None or (string is not None and string.length is None)
 
 
 def _coordinates(space, shape):
