@@ -45,6 +45,8 @@ std::unique_ptr<SparseDataset> SparseDataset::detect(void* under, hid_t under_vo
   H5D_fill_time_t fill_time = H5D_FILL_TIME_IFSET;
   throw_if_negative(H5Pget_fill_time(dcpl.get(), &fill_time), "cannot read the fill time");
   const bool mpi_file = hdf5::on_mpi_file(under, under_vol_id);
+  H5SPARSE_FAIL_IF(mpi_file && params.is_var(), ErrorCode::unsupported,
+                   "variable-length sparse datasets on MPI-IO files are not supported yet");
   // Decoded chunks of partial reads are kept within the budget of the access list's chunk cache
   // (H5Pset_chunk_cache's rdcc_nbytes: HDF5 would spend it on the same chunks, decoded); none
   // on SWMR readers (another process changes the file) and MPI-IO files (other ranks do).
@@ -158,7 +160,7 @@ void SparseDataset::erase(hid_t file_space, hid_t dxpl) {
 #endif
   const Selection sel = resolve(file_space, dxpl);
   NativeChunkStore chunks = store(dxpl, relocate);
-  if (H5Sget_select_type(sel.space) == H5S_SEL_POINTS) {
+  if (H5Sget_select_type(sel.space) == H5S_SEL_POINTS && !params().is_var()) {  // coordinate erase: fixed-size only
     const std::vector<hsize_t> coords = hdf5::point_list(sel.space, std::size_t(sel.npoints), sel.grid.rank());
     return engine_.erase_coordinates(chunks, sel.grid, reinterpret_cast<const std::uint64_t*>(coords.data()),
                                      std::size_t(sel.npoints));

@@ -37,8 +37,8 @@ Slot slot_of(hid_t type) {
   if (H5Tis_variable_str(type) > 0)
     return {H5Tget_cset(type) == H5T_CSET_UTF8 ? SlotKind::utf8 : SlotKind::ascii, Handle()};
   H5SPARSE_FAIL_IF(H5Tget_class(type) != H5T_VLEN, ErrorCode::unsupported,
-                   "sparse variable-length datasets hold variable-length strings or sequences; compound and "
-                   "array types with variable-length members are not supported yet");
+                   "variable-length members must be variable-length strings or sequences (arrays of them, "
+                   "and compounds nested in compounds holding them, are not supported)");
   Handle base = checked(H5Tget_super(type), "cannot read a sequence's base type");
   H5SPARSE_FAIL_IF(has_var(base.get()), ErrorCode::unsupported,
                    "nested variable-length types (sequences of strings or of sequences) cannot be stored in "
@@ -54,41 +54,93 @@ Bytes encoded(hid_t type) {
   return bytes;
 }
 
-std::string description(const Slot& slot, std::size_t base_size) {
-  if (slot.kind == SlotKind::sequence)
-    return "variable-length sequence of " + std::to_string(base_size) + "-byte elements";
-  return std::string("variable-length string, ") + (slot.kind == SlotKind::utf8 ? "UTF-8" : "ASCII");
-}
-
-// The memory form of a transfer against the dataset's slot: the sequence base types to convert
-// between (none for strings), and the size of a memory element.
-struct MemoryForm {
-  Slot slot;
-  Handle mem_base;
+// One member of an element in memory: a fixed-size one (no slot) or a variable-length one,
+// with the base types its sequences convert between (memory, file).
+struct MemberForm {
+  std::size_t offset = 0, size = 0;  // in a memory element
+  std::optional<SlotKind> kind;      // variable-length members only
+  Handle mem_base, file_base;        // sequences only
   std::size_t mem_base_size = 1, file_base_size = 1;
-  bool sequence() const { return slot.kind == SlotKind::sequence; }
+  bool sequence() const { return kind == SlotKind::sequence; }
 };
 
+// A dataset's element as a transfer's memory holds it: its members in order.
+struct MemoryForm {
+  std::size_t element_size = 0;
+  std::vector<MemberForm> members;
+
+  VarType type() const {
+    VarType t;
+    for (const MemberForm& m : members)
+      m.kind ? t.slot_base_sizes.push_back(m.file_base_size) : void(t.fixed_size += m.size);
+    return t;
+  }
+};
+
+MemberForm member_form(std::size_t offset, hid_t type) {
+  MemberForm m{offset, H5Tget_size(type), std::nullopt, Handle(), Handle(), 1, 1};
+  if (!has_var(type)) return m;
+  Slot slot = slot_of(type);
+  m.kind = slot.kind;
+  if (slot.kind != SlotKind::sequence) return m;
+  m.mem_base_size = m.file_base_size = H5Tget_size(slot.base.get());
+  m.mem_base = checked(H5Tcopy(slot.base.get()), "cannot copy a base type");
+  m.file_base = std::move(slot.base);
+  return m;
+}
+
+// The true type's members: a compound's, or the one variable-length value.
+MemoryForm form_of(hid_t type) {
+  MemoryForm f{H5Tget_size(type), {}};
+  if (H5Tget_class(type) != H5T_COMPOUND) {
+    f.members.push_back(member_form(0, type));
+    return f;
+  }
+  for (int m = 0, n = H5Tget_nmembers(type); m < n; ++m)
+    f.members.push_back(member_form(H5Tget_member_offset(type, unsigned(m)),
+                                    checked(H5Tget_member_type(type, unsigned(m)), "cannot read a member").get()));
+  H5SPARSE_FAIL_IF(f.type().slots() > kMaxVarSlots, ErrorCode::unsupported,
+                   "a compound with more than 64 variable-length members");
+  return f;
+}
+
+std::string description(const MemoryForm& f) {
+  if (f.members.size() == 1 && f.members[0].sequence())
+    return "variable-length sequence of " + std::to_string(f.members[0].file_base_size) + "-byte elements";
+  if (f.members.size() == 1)
+    return std::string("variable-length string, ") + (f.members[0].kind == SlotKind::utf8 ? "UTF-8" : "ASCII");
+  return "compound of " + std::to_string(f.members.size()) + " members, " + std::to_string(f.type().slots()) +
+         " of variable length";
+}
+
+// The memory form of a transfer in `mem_type` of a dataset of `file_type`: a string or
+// sequence in any variable-length string or sequence type whose base converts; a compound in
+// its own type (H5Dget_type's, as h5py transfers it).
 MemoryForm memory_form(hid_t mem_type, hid_t file_type) {
-  MemoryForm f{slot_of(file_type), Handle(), 1, 1};
-  const bool string = f.slot.kind != SlotKind::sequence;
+  MemoryForm f = form_of(file_type);
+  if (H5Tget_class(file_type) == H5T_COMPOUND) {
+    H5SPARSE_FAIL_IF(H5Tequal(mem_type, file_type) <= 0, ErrorCode::invalid_argument,
+                     "a compound with variable-length members is transferred in the dataset's own datatype");
+    return f;
+  }
+  MemberForm& m = f.members[0];
+  const bool string = !m.sequence();
   H5SPARSE_FAIL_IF(string ? H5Tis_variable_str(mem_type) <= 0 : H5Tget_class(mem_type) != H5T_VLEN,
                    ErrorCode::invalid_argument,
                    string ? "a variable-length string dataset is transferred as variable-length strings (char *)"
                           : "a variable-length sequence dataset is transferred as variable-length sequences (hvl_t)");
+  f.element_size = m.size = H5Tget_size(mem_type);
   if (string) return f;
-  f.mem_base = checked(H5Tget_super(mem_type), "cannot read the memory sequence's base type");
-  f.mem_base_size = H5Tget_size(f.mem_base.get());
-  f.file_base_size = H5Tget_size(f.slot.base.get());
+  m.mem_base = checked(H5Tget_super(mem_type), "cannot read the memory sequence's base type");
+  m.mem_base_size = H5Tget_size(m.mem_base.get());
   return f;
 }
 
-// `count` base elements at `data` converted in place from `from` to `to` (`data` has room
-// for the larger of both).
-void convert_bases(hid_t from, hid_t to, std::size_t count, std::uint8_t* data, hid_t dxpl) {
+// `count` base elements in `bytes` (room for the larger of both sizes) converted in place.
+void convert_bases(hid_t from, hid_t to, std::size_t count, Bytes& bytes, hid_t dxpl) {
   if (count == 0 || H5Tequal(from, to) > 0) return;
-  throw_if_negative(H5Tconvert(from, to, count, data, nullptr, dxpl),
-                    "cannot convert the sequences' elements to the dataset's base type");
+  throw_if_negative(H5Tconvert(from, to, count, bytes.data(), nullptr, dxpl),
+                    "cannot convert the sequences' elements between the memory and the dataset's base type");
 }
 
 // The selected memory elements, packed in selection order.
@@ -99,29 +151,41 @@ Bytes gathered(hid_t mem_space, const void* buf, hid_t mem_type, std::size_t n) 
   return packed;
 }
 
+// One variable-length member of a memory element as the engine takes it (`scratch` holds a
+// sequence converted to the file's base type).
+VarPayload payload_of(const MemberForm& m, const std::uint8_t* at, Bytes& scratch, hid_t dxpl) {
+  if (!m.sequence()) {
+    const char* s;
+    std::memcpy(&s, at, sizeof s);
+    return s ? VarPayload{reinterpret_cast<const std::uint8_t*>(s), std::strlen(s), false} : VarPayload{nullptr, 0, true};
+  }
+  hvl_t seq;
+  std::memcpy(&seq, at, sizeof seq);
+  H5SPARSE_FAIL_IF(seq.p == nullptr && seq.len > 0, ErrorCode::invalid_argument,
+                   "a variable-length sequence of " + std::to_string(seq.len) + " elements without data");
+  scratch.resize(seq.len * std::max(m.mem_base_size, m.file_base_size));
+  if (seq.len) std::memcpy(scratch.data(), seq.p, seq.len * m.mem_base_size);
+  convert_bases(m.mem_base.get(), m.file_base.get(), seq.len, scratch, dxpl);
+  return VarPayload{scratch.data(), seq.len * m.file_base_size, seq.p == nullptr};
+}
+
 VarValues from_memory(const MemoryForm& form, const Bytes& packed, std::size_t n, hid_t dxpl) {
+  const VarType type = form.type();
   VarValues v;
-  const VarType type{0, {form.file_base_size}};
-  const std::size_t wide = std::max(form.mem_base_size, form.file_base_size);
+  Bytes fixed;
+  std::vector<VarPayload> slots;
+  std::vector<Bytes> scratch(type.slots());
   for (std::size_t e = 0; e < n; ++e) {
-    const std::uint8_t* at = packed.data() + e * (form.sequence() ? sizeof(hvl_t) : sizeof(char*));
-    VarPayload slot{nullptr, 0, false};
-    Bytes converted;
-    if (!form.sequence()) {
-      const char* s;
-      std::memcpy(&s, at, sizeof s);
-      slot = s ? VarPayload{reinterpret_cast<const std::uint8_t*>(s), std::strlen(s), false} : VarPayload{nullptr, 0, true};
-    } else {
-      hvl_t seq;
-      std::memcpy(&seq, at, sizeof seq);
-      H5SPARSE_FAIL_IF(seq.p == nullptr && seq.len > 0, ErrorCode::invalid_argument,
-                       "a variable-length sequence of " + std::to_string(seq.len) + " elements without data");
-      converted.resize(seq.len * wide);
-      if (seq.len) std::memcpy(converted.data(), seq.p, seq.len * form.mem_base_size);
-      convert_bases(form.mem_base.get(), form.slot.base.get(), seq.len, converted.data(), dxpl);
-      slot = VarPayload{converted.data(), seq.len * form.file_base_size, seq.p == nullptr};
+    const std::uint8_t* element = packed.data() + e * form.element_size;
+    fixed.clear();
+    slots.clear();
+    for (const MemberForm& m : form.members) {
+      if (m.kind)
+        slots.push_back(payload_of(m, element + m.offset, scratch[slots.size()], dxpl));
+      else
+        fixed.insert(fixed.end(), element + m.offset, element + m.offset + m.size);
     }
-    v.append(type, nullptr, &slot);
+    v.append(type, fixed.data(), slots.data());
   }
   return v;
 }
@@ -153,33 +217,46 @@ class Allocations {
   std::vector<void*> made_;
 };
 
-void to_memory(const MemoryForm& form, const VarValues& v, std::uint8_t* out, Allocations& memory, hid_t dxpl) {
-  const std::size_t n = v.ends.size();
-  Bytes bases;
-  if (form.sequence()) {  // every element's base elements converted at once
-    bases.resize(v.data.size() / form.file_base_size * std::max(form.mem_base_size, form.file_base_size));
-    std::memcpy(bases.data(), v.data.data(), v.data.size());
-    convert_bases(form.slot.base.get(), form.mem_base.get(), v.data.size() / form.file_base_size, bases.data(), dxpl);
+// One variable-length member of a memory element from the engine's payload.
+void put_payload(const MemberForm& m, const VarPayload& p, std::uint8_t* at, Allocations& memory, Bytes& scratch,
+                 hid_t dxpl) {
+  if (!m.sequence()) {
+    char* s = nullptr;
+    if (!p.null) {
+      s = static_cast<char*>(memory.allocate(p.size + 1));
+      std::memcpy(s, p.data, p.size);
+      s[p.size] = '\0';
+    }
+    std::memcpy(at, &s, sizeof s);
+    return;
   }
-  for (std::size_t e = 0; e < n; ++e) {
-    const VarPayload p = v.payload(e);
-    if (!form.sequence()) {
-      char* s = nullptr;
-      if (!p.null) {
-        s = static_cast<char*>(memory.allocate(p.size + 1));
-        std::memcpy(s, p.data, p.size);
-        s[p.size] = '\0';
+  hvl_t seq{p.size / m.file_base_size, nullptr};
+  if (seq.len) {
+    scratch.resize(seq.len * std::max(m.mem_base_size, m.file_base_size));
+    std::memcpy(scratch.data(), p.data, p.size);
+    convert_bases(m.file_base.get(), m.mem_base.get(), seq.len, scratch, dxpl);
+    seq.p = memory.allocate(seq.len * m.mem_base_size);
+    std::memcpy(seq.p, scratch.data(), seq.len * m.mem_base_size);
+  }
+  std::memcpy(at, &seq, sizeof seq);
+}
+
+void to_memory(const MemoryForm& form, const VarValues& v, std::uint8_t* out, Allocations& memory, hid_t dxpl) {
+  const VarType type = form.type();
+  Bytes scratch;
+  for (std::size_t e = 0, n = v.count(type); e < n; ++e) {
+    std::uint8_t* element = out + e * form.element_size;
+    std::memset(element, 0, form.element_size);
+    const std::uint8_t* fixed = v.fixed.data() + e * type.fixed_size;
+    std::size_t slot = e * type.slots();
+    for (const MemberForm& m : form.members) {
+      if (m.kind) {
+        put_payload(m, v.payload(slot++), element + m.offset, memory, scratch, dxpl);
+      } else {
+        std::memcpy(element + m.offset, fixed, m.size);
+        fixed += m.size;
       }
-      std::memcpy(out + e * sizeof s, &s, sizeof s);
-      continue;
     }
-    hvl_t seq{p.size / form.file_base_size, nullptr};
-    if (seq.len) {
-      seq.p = memory.allocate(seq.len * form.mem_base_size);
-      std::memcpy(seq.p, bases.data() + v.begin(e) / form.file_base_size * form.mem_base_size,
-                  seq.len * form.mem_base_size);
-    }
-    std::memcpy(out + e * sizeof seq, &seq, sizeof seq);
   }
 }
 
@@ -197,10 +274,11 @@ std::optional<VarCarrier> var_carrier(hid_t dcpl, hid_t type) {
   if (!values) return std::nullopt;
   SparseParams params = is_complete_form(values->data(), values->size()) ? from_cd_values(values->data(), values->size())
                                                                         : parse_request(*values);
-  const Slot slot = slot_of(type);
-  const std::size_t base_size = slot.kind == SlotKind::sequence ? H5Tget_size(slot.base.get()) : 1;
-  params.layout.var = VarType{0, {base_size}};
-  params.slot_kinds = {slot.kind};
+  const MemoryForm form = form_of(type);
+  params.layout.var = form.type();
+  params.slot_kinds.clear();
+  for (const MemberForm& m : form.members)
+    if (m.kind) params.slot_kinds.push_back(*m.kind);
   params.true_type = encoded(type);
   params.fill.clear();
   params.layout.element_size = kVarCarrierSize;
@@ -212,7 +290,7 @@ std::optional<VarCarrier> var_carrier(hid_t dcpl, hid_t type) {
                    "the structured-chunk parameters of this datatype exceed HDF5's 256 values");
   VarCarrier carrier{checked(H5Tcreate(H5T_OPAQUE, kVarCarrierSize), "cannot create the carrier type"),
                      checked(H5Pcopy(dcpl), "cannot copy the creation property list")};
-  const std::string tag = "h5sparse-vl: " + description(slot, base_size);
+  const std::string tag = "h5sparse-vl: " + description(form);
   throw_if_negative(H5Tset_tag(carrier.type.get(), tag.c_str()), "cannot tag the carrier type");
   throw_if_negative(H5Pmodify_filter(carrier.dcpl.get(), kFilterStructuredChunk, H5Z_FLAG_MANDATORY, complete.size(),
                                      complete.data()),
@@ -253,9 +331,13 @@ hsize_t var_buffer_size(const SparseEngine& engine, ChunkStore& store, const Fil
   const MemoryForm form = memory_form(mem_type, true_type_of(engine.params()).get());
   const VarValues values = read_selection(engine, store, sel);
   hsize_t total = 0;
-  for (std::size_t e = 0; e < values.ends.size(); ++e) {
-    const VarPayload p = values.payload(e);
-    if (!p.null) total += form.sequence() ? p.size / form.file_base_size * form.mem_base_size : p.size + 1;
+  std::size_t slot = 0;
+  for (std::size_t e = 0, n = values.count(form.type()); e < n; ++e) {
+    for (const MemberForm& m : form.members) {
+      if (!m.kind) continue;
+      const VarPayload p = values.payload(slot++);
+      if (!p.null) total += m.sequence() ? p.size / m.file_base_size * m.mem_base_size : p.size + 1;
+    }
   }
   return total;
 }

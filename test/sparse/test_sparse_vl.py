@@ -116,6 +116,58 @@ def test_random_writes_overwrites_and_erases_match_a_model(tmp_path, kind, shape
         assert f["x"].dtype == dtype
 
 
+COMPOUND = np.dtype([("id", "<i4"), ("name", h5py.string_dtype()), ("x", "<f8"),
+                     ("values", h5py.vlen_dtype(np.float32)), ("tag", "S3")])
+
+
+def random_record(rng):
+    return (int(rng.integers(-1000, 1000)), random_utf8(rng), float(rng.random()),
+            random_sequence(np.float32)(rng), b"abc"[:int(rng.integers(0, 4))])
+
+
+def assert_records_equal(read, model):
+    for index in np.ndindex(model.shape):
+        got, want = read[index], model[index]
+        assert got["id"] == want["id"] and got["x"] == want["x"] and got["tag"] == want["tag"], index
+        assert got["name"].decode() == want["name"], index
+        assert np.array_equal(got["values"], want["values"]), index
+
+
+def test_compound_with_variable_length_members_matches_a_model(tmp_path):
+    rng = np.random.default_rng(8)
+    shape, path = (7, 9), tmp_path / "compound.h5"
+    model = np.zeros(shape, COMPOUND)
+    for index in np.ndindex(shape):
+        model[index] = (0, "", 0.0, np.zeros(0, np.float32), b"")
+    with h5py.File(path, "w") as f:
+        dset = f.create_dataset("c", shape=shape, chunks=(3, 4), dtype=COMPOUND, **h5sparse.Sparse())
+        stock = f.create_dataset("stock", shape=shape, chunks=(3, 4), dtype=COMPOUND)
+        assert dset.dtype == stock.dtype  # what h5py makes of the type, as for stock VL data
+        assert h5py.check_string_dtype(dset.dtype["name"]).encoding == "utf-8"
+        assert h5py.check_vlen_dtype(dset.dtype["values"]) == np.float32
+        for _ in range(20):
+            box = random_box(rng, shape)
+            values = np.zeros(model[box].shape, COMPOUND)
+            for index in np.ndindex(values.shape):
+                values[index] = random_record(rng)
+            dset[box] = values
+            model[box] = values
+            assert_records_equal(dset[...], model)
+    with h5py.File(path, "r") as f:
+        assert_records_equal(f["c"][...], model)
+    header = plain(["h5dump", "-H", str(path)]).stdout
+    assert 'OPAQUE_TAG "h5sparse-vl: compound of 5 members, 2 of variable length"' in header, header
+
+
+def test_nested_variable_length_types_are_refused(tmp_path):
+    with h5py.File(tmp_path / "nested.h5", "w") as f:
+        for dtype in (h5py.vlen_dtype(h5py.string_dtype()),
+                      np.dtype([("a", "<i4"), ("b", np.dtype([("s", h5py.string_dtype())]))])):
+            with pytest.raises((OSError, ValueError), match="nested|not supported|variable-length members"):
+                f.create_dataset("x", shape=(4,), chunks=(4,), dtype=dtype, **h5sparse.Sparse())
+        assert "x" not in f
+
+
 def test_null_and_empty_as_h5py_sees_them(tmp_path):
     """h5py reads NULL and empty strings alike (b''): what tells them apart through h5py is
     get-defined. An element written '' is defined; one never written is not."""
@@ -125,6 +177,8 @@ def test_null_and_empty_as_h5py_sees_them(tmp_path):
         dset[2] = "x"
         assert list(dset[...]) == [b"", b"", b"x", b""]
         assert h5sparse.get_defined(dset).ravel().tolist() == [1, 2]
+        h5sparse.erase(dset, [1, 3])  # a point selection
+        assert h5sparse.get_defined(dset).ravel().tolist() == [2]
 
 
 def test_dense_variant_stores_every_written_element_and_compresses(tmp_path):

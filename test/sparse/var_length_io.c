@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../c/test_support.h"
 #include "h5sparse.h"
+#include "../c/test_support.h"
 
 enum { N = 8 };
 
@@ -146,8 +146,5 @@ int main(int argc, char **argv) {
   memory_manager(file);
   sequences(file);
   H5Fclose(file);
-  const ssize_t open = H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL);
-  check(open == 0, "no identifiers left open (%zd)", open);
-  printf("%d checks, %d failures\n", g_checks, g_failures);
-  return g_failures ? 1 : 0;
+  return finish_checks();
 }

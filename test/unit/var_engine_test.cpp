@@ -68,28 +68,6 @@ Value random_value(std::mt19937& rng) {
   return s;
 }
 
-// Random runs of linear offsets (overlapping, in random order), split by the grid.
-std::vector<ChunkPiece> random_pieces(const ChunkGrid& grid, std::mt19937& rng, std::vector<std::uint64_t>& offsets) {
-  const std::uint64_t total = total_of(grid.dataset_dims());
-  std::vector<ChunkPiece> pieces;
-  offsets.clear();
-  for (int r = 1 + int(rng() % 5); r > 0; --r) {
-    const std::uint64_t start = rng() % total;
-    const std::uint64_t length = 1 + rng() % std::min<std::uint64_t>(total - start, rng() % 2 ? 4 : 60);
-    grid.split(start, length, offsets.size(), pieces);
-    for (std::uint64_t k = 0; k < length; ++k) offsets.push_back(start + k);
-  }
-  group_by_chunk(pieces);
-  return pieces;
-}
-
-std::vector<ChunkPiece> every_element(const ChunkGrid& grid) {
-  std::vector<ChunkPiece> pieces;
-  grid.split(0, total_of(grid.dataset_dims()), 0, pieces);
-  group_by_chunk(pieces);
-  return pieces;
-}
-
 // Reads the whole extent both ways (pieces and `whole`) and compares with the model.
 void expect_matches(const SparseEngine& engine, MemoryChunkStore& store, const ChunkGrid& grid, const Model& model) {
   const std::uint64_t total = total_of(grid.dataset_dims());
@@ -119,7 +97,7 @@ TEST(VarEngine, RandomWritesOverwritesAndErasesMatchTheModel) {
     Model model;
     for (int round = 0; round < 60; ++round) {
       std::vector<std::uint64_t> offsets;
-      const std::vector<ChunkPiece> pieces = random_pieces(grid, rng, offsets);
+      const std::vector<ChunkPiece> pieces = random_pieces(grid, total_of(dims), rng, offsets);
       if (rng() % 4 == 0) {
         engine.erase(store, grid, pieces);
         for (std::uint64_t o : offsets) model.erase(o);
