@@ -295,9 +295,13 @@ std::optional<VarCarrier> var_carrier(hid_t dcpl, hid_t type) {
   throw_if_negative(H5Pmodify_filter(carrier.dcpl.get(), kFilterStructuredChunk, H5Z_FLAG_MANDATORY, complete.size(),
                                      complete.data()),
                     "cannot store the structured-chunk parameters");
-  const std::uint8_t zeros[kVarCarrierSize] = {};
-  throw_if_negative(H5Pset_fill_value(carrier.dcpl.get(), carrier.type.get(), zeros),
-                    "cannot set the carrier's fill value");
+  // A fill value of the true type cannot convert to the carrier (undefined elements read as
+  // NULL anyway); the default one has no type, so H5Pget_fill_value keeps giving zeros (NULL).
+  H5D_fill_value_t fill = H5D_FILL_VALUE_DEFAULT;
+  throw_if_negative(H5Pfill_value_defined(dcpl, &fill), "cannot tell whether a fill value is set");
+  if (fill != H5D_FILL_VALUE_DEFAULT)
+    throw_if_negative(H5Pset_fill_value(carrier.dcpl.get(), carrier.type.get(), nullptr),
+                      "cannot clear the fill value");
   return carrier;
 }
 

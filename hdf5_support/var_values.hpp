@@ -17,7 +17,7 @@
 namespace h5sparse::hdf5 {
 
 /// What a variable-length dataset is created as: the opaque carrier and a copy of the DCPL
-/// holding the complete parameters (version 2) and a zero fill value of the carrier.
+/// holding the complete parameters (version 2) and no fill value of the true type.
 struct VarCarrier {
   Handle type;
   Handle dcpl;

@@ -176,6 +176,7 @@ def test_null_and_empty_as_h5py_sees_them(tmp_path):
         dset[1] = ""
         dset[2] = "x"
         assert list(dset[...]) == [b"", b"", b"x", b""]
+        assert dset.fillvalue == b""  # as h5py gives for stock VL strings
         assert h5sparse.get_defined(dset).ravel().tolist() == [1, 2]
         h5sparse.erase(dset, [1, 3])  # a point selection
         assert h5sparse.get_defined(dset).ravel().tolist() == [2]
