@@ -261,6 +261,19 @@ def test_copies_without_connector_keep_the_values(tmp_path):
     assert out.returncode != 0
 
 
+def test_a_chunk_beyond_what_hdf5_can_record_for_its_chunk_size_is_refused(tmp_path):
+    """HDF5 records a chunk's stored size in bytes sized by the nominal chunk size (here 4 x 16
+    bytes: two bytes, at most 65535): a larger chunk is refused and nothing is stored."""
+    with h5py.File(tmp_path / "big.h5", "w") as f:
+        dset = f.create_dataset("s", shape=(4,), maxshape=(None,), chunks=(4,), dtype=h5py.string_dtype(),
+                                **h5sparse.Sparse())
+        dset[1] = "kept"
+        with pytest.raises(OSError, match="chunk size can't be encoded"):
+            dset[0] = "x" * 100000
+        assert list(dset.asstr()[...]) == ["", "kept", "", ""]
+        assert h5sparse.get_defined(dset).ravel().tolist() == [1]
+
+
 def stored_chunk(path, name):
     script = ("import h5py, sys\n"
               "with h5py.File(sys.argv[1], 'r') as f:\n"
