@@ -236,6 +236,8 @@ def test_without_connector_reads_are_refused_and_h5dump_shows_an_opaque_dataset(
     assert expected in out.stderr, out.stderr
     dump = plain(["h5dump", "--enable-error-stack", "-d", "/s", str(path)], check=False)
     assert dump.returncode != 0
+    tool = plain([os.path.join(os.environ["H5SPARSE_BIN_DIR"], "h5sparse-tool"), "show", str(path)], check=False)
+    assert tool.returncode != 0 and "h5sparse-tool does not decode yet" in tool.stderr, tool.stderr
     header = plain(["h5dump", "-H", "-p", str(path)]).stdout
     assert 'OPAQUE_TAG "h5sparse-vl: variable-length string, UTF-8"' in header, header
     assert 'OPAQUE_TAG "h5sparse-vl: variable-length sequence of 4-byte elements"' in header
