@@ -184,3 +184,26 @@ TEST(VarEngine, CorruptChunksAndFixedSizeOperationsAreRefused) {
   EXPECT_THROW(engine.write_var(store, grid, pieces, too_few), Error);
   EXPECT_EQ(store.chunks.begin()->second, good);
 }
+
+// Writes and reads of more chunks than a batch holds; a store refusing a write stops the write
+// at that chunk (the chunks before it stored, none after), naming the chunk.
+TEST(VarEngine, BatchesOfChunksAndAStoreFailingHalfWay) {
+  const SparseEngine engine(string_params({2}), 0);
+  const ChunkGrid grid({400}, {2});
+  MemoryChunkStore store;
+  std::vector<Value> values;
+  for (int i = 0; i < 400; ++i) values.push_back(std::string(std::size_t(i % 7), char('a' + i % 26)));
+  store.writes_left = 150;
+  try {
+    engine.write_var(store, grid, every_element(grid), values_of(values));
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("chunk at (300)"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(store.chunks.size(), 150u);
+  store.writes_left = SIZE_MAX;
+  engine.write_var(store, grid, every_element(grid), values_of(values));
+  Model model;
+  for (std::uint64_t i = 0; i < 400; ++i) model[i] = values[i];
+  expect_matches(engine, store, grid, model);
+}
