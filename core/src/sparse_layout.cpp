@@ -147,7 +147,9 @@ SparseParams parse_request(const std::vector<unsigned>& cd_values) {
 std::vector<unsigned> to_request(const SparseParams& params) {
   std::vector<unsigned> out{params.options};
   ChunkLayout layout = params.layout;
-  for (const SectionPipeline* pipeline : pipelines_of(layout, layout.is_var())) write_pipeline(out, *pipeline);
+  // Sections 2-3 whenever given: a request may name them before the datatype is known.
+  const bool four = layout.is_var() || !layout.lengths_pipeline.empty() || !layout.data_pipeline.empty();
+  for (const SectionPipeline* pipeline : pipelines_of(layout, four)) write_pipeline(out, *pipeline);
   return out;
 }
 

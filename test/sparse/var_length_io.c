@@ -18,8 +18,10 @@ enum { N = 8 };
 
 static hid_t create(hid_t file, const char *name, hid_t type) {
   const hsize_t dims[1] = {N}, max[1] = {H5S_UNLIMITED}, chunk[1] = {4};
+  const unsigned level = 6;
   hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
   h5sparse_pset_sparse_chunk(dcpl, 1, chunk);
+  check(h5sparse_pset_section_filter(dcpl, 3, 1, 0, 1, &level) >= 0, "deflate on section 3 (data)");
   hid_t space = H5Screate_simple(1, dims, max);
   hid_t dset = H5Dcreate2(file, name, type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
   H5Sclose(space);
@@ -52,6 +54,8 @@ static void strings(hid_t file) {
   hid_t type = utf8_string();
   hid_t dset = create(file, "s", type);
   check(dset >= 0, "string dataset created");
+  check(h5sparse_pget_section_nfilters(dset, 3) == 1 && h5sparse_pget_section_nfilters(dset, 2) == 0,
+        "the dataset keeps the data section's pipeline");
   hid_t got = H5Dget_type(dset);
   check(H5Tis_variable_str(got) > 0 && H5Tget_cset(got) == H5T_CSET_UTF8, "H5Dget_type gives the UTF-8 string");
   H5Tclose(got);

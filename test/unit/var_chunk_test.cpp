@@ -322,6 +322,10 @@ TEST(VarParams, CompleteFormRoundTrips) {
   const SparseParams request = parse_request(to_request(p));
   EXPECT_EQ(request.layout.data_pipeline, p.layout.data_pipeline);
   EXPECT_EQ(request.layout.lengths_pipeline, p.layout.lengths_pipeline);
+  // Sections 2-3 named before the datatype is known (a DCPL) survive the request form.
+  SparseParams before_type;
+  before_type.layout.data_pipeline = p.layout.data_pipeline;
+  EXPECT_EQ(parse_request(to_request(before_type)).layout.data_pipeline, p.layout.data_pipeline);
 }
 
 TEST(VarParams, BadParametersAreRefused) {

@@ -69,7 +69,7 @@ SparseParams from_cd_values(const unsigned* cd_values, std::size_t count);
 bool is_complete_form(const unsigned* cd_values, std::size_t count);
 
 /// The request form of a parameter set (options and pipelines only: four for a
-/// variable-length layout).
+/// variable-length layout or when sections 2-3 have pipelines).
 std::vector<unsigned> to_request(const SparseParams& params);
 
 }  // namespace h5sparse
