@@ -61,6 +61,7 @@ struct MemberForm {
   std::optional<SlotKind> kind;      // variable-length members only
   Handle mem_base, file_base;        // sequences only
   std::size_t mem_base_size = 1, file_base_size = 1;
+  bool same_base = true;  // no conversion between memory and file
   bool sequence() const { return kind == SlotKind::sequence; }
 };
 
@@ -78,7 +79,7 @@ struct MemoryForm {
 };
 
 MemberForm member_form(std::size_t offset, hid_t type) {
-  MemberForm m{offset, H5Tget_size(type), std::nullopt, Handle(), Handle(), 1, 1};
+  MemberForm m{offset, H5Tget_size(type), std::nullopt, Handle(), Handle(), 1, 1, true};
   if (!has_var(type)) return m;
   Slot slot = slot_of(type);
   m.kind = slot.kind;
@@ -133,14 +134,23 @@ MemoryForm memory_form(hid_t mem_type, hid_t file_type) {
   if (string) return f;
   m.mem_base = checked(H5Tget_super(mem_type), "cannot read the memory sequence's base type");
   m.mem_base_size = H5Tget_size(m.mem_base.get());
+  const htri_t same = H5Tequal(m.mem_base.get(), m.file_base.get());
+  throw_if_negative(same, "cannot compare the sequences' base types");
+  m.same_base = same > 0;
   return f;
 }
 
-// `count` base elements in `bytes` (room for the larger of both sizes) converted in place.
-void convert_bases(hid_t from, hid_t to, std::size_t count, Bytes& bytes, hid_t dxpl) {
-  if (count == 0 || H5Tequal(from, to) > 0) return;
-  throw_if_negative(H5Tconvert(from, to, count, bytes.data(), nullptr, dxpl),
+// `count` base elements of `m` at `data` (`size` bytes) converted into `scratch` (to the file's
+// base type, or from it); returns where the result is (`data` itself when nothing converts).
+const std::uint8_t* converted(const MemberForm& m, bool to_file, const std::uint8_t* data, std::size_t count,
+                              Bytes& scratch, hid_t dxpl) {
+  if (m.same_base || count == 0) return data;
+  scratch.resize(count * std::max(m.mem_base_size, m.file_base_size));
+  std::memcpy(scratch.data(), data, count * (to_file ? m.mem_base_size : m.file_base_size));
+  throw_if_negative(H5Tconvert(to_file ? m.mem_base.get() : m.file_base.get(),
+                               to_file ? m.file_base.get() : m.mem_base.get(), count, scratch.data(), nullptr, dxpl),
                     "cannot convert the sequences' elements between the memory and the dataset's base type");
+  return scratch.data();
 }
 
 // The selected memory elements, packed in selection order.
@@ -163,10 +173,8 @@ VarPayload payload_of(const MemberForm& m, const std::uint8_t* at, Bytes& scratc
   std::memcpy(&seq, at, sizeof seq);
   H5SPARSE_FAIL_IF(seq.p == nullptr && seq.len > 0, ErrorCode::invalid_argument,
                    "a variable-length sequence of " + std::to_string(seq.len) + " elements without data");
-  scratch.resize(seq.len * std::max(m.mem_base_size, m.file_base_size));
-  if (seq.len) std::memcpy(scratch.data(), seq.p, seq.len * m.mem_base_size);
-  convert_bases(m.mem_base.get(), m.file_base.get(), seq.len, scratch, dxpl);
-  return VarPayload{scratch.data(), seq.len * m.file_base_size, seq.p == nullptr};
+  const auto* data = static_cast<const std::uint8_t*>(seq.p);
+  return VarPayload{converted(m, true, data, seq.len, scratch, dxpl), seq.len * m.file_base_size, seq.p == nullptr};
 }
 
 VarValues from_memory(const MemoryForm& form, const Bytes& packed, std::size_t n, hid_t dxpl) {
@@ -232,11 +240,8 @@ void put_payload(const MemberForm& m, const VarPayload& p, std::uint8_t* at, All
   }
   hvl_t seq{p.size / m.file_base_size, nullptr};
   if (seq.len) {
-    scratch.resize(seq.len * std::max(m.mem_base_size, m.file_base_size));
-    std::memcpy(scratch.data(), p.data, p.size);
-    convert_bases(m.file_base.get(), m.mem_base.get(), seq.len, scratch, dxpl);
     seq.p = memory.allocate(seq.len * m.mem_base_size);
-    std::memcpy(seq.p, scratch.data(), seq.len * m.mem_base_size);
+    std::memcpy(seq.p, converted(m, false, p.data, seq.len, scratch, dxpl), seq.len * m.mem_base_size);
   }
   std::memcpy(at, &seq, sizeof seq);
 }
