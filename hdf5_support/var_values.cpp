@@ -273,12 +273,13 @@ VarValues read_selection(const SparseEngine& engine, ChunkStore& store, const Fi
 
 }  // namespace
 
-std::optional<VarCarrier> var_carrier(hid_t dcpl, hid_t type) {
-  if (dcpl == H5P_DEFAULT || dcpl == H5P_DATASET_CREATE_DEFAULT || !has_var(type)) return std::nullopt;
-  const std::optional<std::vector<unsigned>> values = filter_values(dcpl, kFilterStructuredChunk);
-  if (!values) return std::nullopt;
-  SparseParams params = is_complete_form(values->data(), values->size()) ? from_cd_values(values->data(), values->size())
-                                                                        : parse_request(*values);
+namespace {
+
+// The complete parameters (version 2) of a dataset of `type`: the options and pipelines of the
+// DCPL's form (`values`), the element's parts and the true type from `type`.
+SparseParams var_params(hid_t dcpl, hid_t type, const std::vector<unsigned>& values) {
+  SparseParams params = is_complete_form(values.data(), values.size()) ? from_cd_values(values.data(), values.size())
+                                                                      : parse_request(values);
   const MemoryForm form = form_of(type);
   params.layout.var = form.type();
   params.slot_kinds.clear();
@@ -290,24 +291,38 @@ std::optional<VarCarrier> var_carrier(hid_t dcpl, hid_t type) {
   H5SPARSE_FAIL_IF(H5Pget_layout(dcpl) != H5D_CHUNKED, ErrorCode::invalid_argument, "a sparse dataset needs chunks");
   hsize_t dims[H5S_MAX_RANK];
   params.layout.dims.assign(dims, dims + H5Pget_chunk(dcpl, H5S_MAX_RANK, dims));
-  const std::vector<unsigned> complete = to_cd_values(params);
+  return params;
+}
+
+// `dcpl` with the complete parameters, and without a fill value of the true type: it cannot
+// convert to the carrier (undefined elements read as NULL anyway). The default fill value has
+// no type, so H5Pget_fill_value in the true type keeps giving zeros (NULL).
+Handle carrier_dcpl(hid_t dcpl, hid_t carrier, const std::vector<unsigned>& complete) {
   H5SPARSE_FAIL_IF(complete.size() > 256, ErrorCode::unsupported,
                    "the structured-chunk parameters of this datatype exceed HDF5's 256 values");
-  VarCarrier carrier{checked(H5Tcreate(H5T_OPAQUE, kVarCarrierSize), "cannot create the carrier type"),
-                     checked(H5Pcopy(dcpl), "cannot copy the creation property list")};
-  const std::string tag = "h5sparse-vl: " + description(form);
-  throw_if_negative(H5Tset_tag(carrier.type.get(), tag.c_str()), "cannot tag the carrier type");
-  throw_if_negative(H5Pmodify_filter(carrier.dcpl.get(), kFilterStructuredChunk, H5Z_FLAG_MANDATORY, complete.size(),
+  Handle copy = checked(H5Pcopy(dcpl), "cannot copy the creation property list");
+  throw_if_negative(H5Pmodify_filter(copy.get(), kFilterStructuredChunk, H5Z_FLAG_MANDATORY, complete.size(),
                                      complete.data()),
                     "cannot store the structured-chunk parameters");
-  // A fill value of the true type cannot convert to the carrier (undefined elements read as
-  // NULL anyway); the default one has no type, so H5Pget_fill_value keeps giving zeros (NULL).
   H5D_fill_value_t fill = H5D_FILL_VALUE_DEFAULT;
   throw_if_negative(H5Pfill_value_defined(dcpl, &fill), "cannot tell whether a fill value is set");
   if (fill != H5D_FILL_VALUE_DEFAULT)
-    throw_if_negative(H5Pset_fill_value(carrier.dcpl.get(), carrier.type.get(), nullptr),
-                      "cannot clear the fill value");
-  return carrier;
+    throw_if_negative(H5Pset_fill_value(copy.get(), carrier, nullptr), "cannot clear the fill value");
+  return copy;
+}
+
+}  // namespace
+
+std::optional<VarCarrier> var_carrier(hid_t dcpl, hid_t type) {
+  if (dcpl == H5P_DEFAULT || dcpl == H5P_DATASET_CREATE_DEFAULT || !has_var(type)) return std::nullopt;
+  const std::optional<std::vector<unsigned>> values = filter_values(dcpl, kFilterStructuredChunk);
+  if (!values) return std::nullopt;
+  const SparseParams params = var_params(dcpl, type, *values);
+  Handle carrier = checked(H5Tcreate(H5T_OPAQUE, kVarCarrierSize), "cannot create the carrier type");
+  const std::string tag = "h5sparse-vl: " + description(form_of(type));
+  throw_if_negative(H5Tset_tag(carrier.get(), tag.c_str()), "cannot tag the carrier type");
+  Handle carrier_plist = carrier_dcpl(dcpl, carrier.get(), to_cd_values(params));
+  return VarCarrier{std::move(carrier), std::move(carrier_plist)};
 }
 
 Handle true_type_of(const SparseParams& params) {
