@@ -273,6 +273,10 @@ def test_copies_without_connector_keep_the_values(tmp_path):
               "    a.copy('v', b)\n")
     plain([sys.executable, "-c", script, str(src), str(tmp_path / "h5py_copy.h5")])
     assert_corpus(tmp_path / "h5py_copy.h5", expected)
+    with h5py.File(src, "r") as a, h5py.File(tmp_path / "connector_copy.h5", "w") as b:  # with the connector
+        a.copy("s", b)
+        a.copy("v", b)
+    assert_corpus(tmp_path / "connector_copy.h5", expected)
     # h5repack with a filter option reads through the filter: refused, no wrong value written.
     out = plain(["h5repack", "-f", "s:GZIP=1", str(src), str(tmp_path / "refused.h5")], check=False)
     assert out.returncode != 0
