@@ -39,9 +39,12 @@ void store_params(hid_t dcpl, const SparseParams& params) {
 }
 
 SectionPipeline& section_of(SparseParams& params, unsigned section) {
-  H5SPARSE_FAIL_IF(section > 1, ErrorCode::invalid_argument,
-          "section must be 0 (selection) or 1 (values), got " + std::to_string(section));
-  return section == 0 ? params.layout.selection_pipeline : params.layout.values_pipeline;
+  H5SPARSE_FAIL_IF(section > 3, ErrorCode::invalid_argument,
+          "section must be 0 (selection), 1 (values), 2 (lengths) or 3 (data), got " + std::to_string(section));
+  ChunkLayout& l = params.layout;
+  SectionPipeline* const pipelines[] = {&l.selection_pipeline, &l.values_pipeline, &l.lengths_pipeline,
+                                        &l.data_pipeline};
+  return *pipelines[section];
 }
 
 Handle dcpl_of(hid_t id) {

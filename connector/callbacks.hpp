@@ -32,6 +32,7 @@ void* dataset_create(void* obj, const H5VL_loc_params_t* loc_params, const char*
                      hid_t space_id, hid_t dcpl_id, hid_t dapl_id, hid_t dxpl_id, void** req) noexcept;
 void* dataset_open(void* obj, const H5VL_loc_params_t* loc_params, const char* name, hid_t dapl_id, hid_t dxpl_id,
                    void** req) noexcept;
+herr_t dataset_get(void* obj, H5VL_dataset_get_args_t* args, hid_t dxpl_id, void** req) noexcept;
 herr_t dataset_optional(void* obj, H5VL_optional_args_t* args, hid_t dxpl_id, void** req) noexcept;
 // dataset_specific.cpp
 herr_t dataset_specific(void* obj, H5VL_dataset_specific_args_t* args, hid_t dxpl_id, void** req) noexcept;

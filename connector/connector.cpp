@@ -67,7 +67,7 @@ extern const H5VL_class_t kConnectorClass = {
         dataset_open,
         dataset_read,
         dataset_write,
-        ForwardIdAt1<H5VLdataset_get>::call,
+        dataset_get,
         dataset_specific,
         dataset_optional,
         dataset_close,

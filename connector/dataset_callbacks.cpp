@@ -18,6 +18,7 @@
 #include "h5sparse/engine/sparse_engine.hpp"
 #include "sparse_chunk_io.hpp"
 #include "sparse_dataset.hpp"
+#include "var_values.hpp"
 
 namespace h5sparse::vol {
 namespace {
@@ -76,9 +77,11 @@ void* dataset_create(void* obj, const H5VL_loc_params_t* loc_params, const char*
                      hid_t space_id, hid_t dcpl_id, hid_t dapl_id, hid_t dxpl_id, void** req) noexcept {
   return call_guarded<void*>(Origin::connector, "dataset_create", nullptr, [&]() -> void* {
     Object* o = as_object(obj);
-    SparseDataset::check_create(dcpl_id, type_id);
-    void* under = H5VLdataset_create(o->under, loc_params, o->under_vol_id, name, lcpl_id, type_id, space_id,
-                                     dcpl_id, dapl_id, dxpl_id, req);
+    // A variable-length sparse dataset is stored with an opaque carrier type (hdf5_support/var_values.hpp).
+    const std::optional<hdf5::VarCarrier> var = hdf5::var_carrier(dcpl_id, type_id);
+    void* under = H5VLdataset_create(o->under, loc_params, o->under_vol_id, name, lcpl_id,
+                                     var ? var->type.get() : type_id, space_id, var ? var->dcpl.get() : dcpl_id,
+                                     dapl_id, dxpl_id, req);
     return wrap_dataset(under, *o, dxpl_id, req);
   });
 }
@@ -152,9 +155,24 @@ herr_t dataset_write(size_t count, void* dset[], hid_t mem_type_id[], hid_t mem_
   });
 }
 
+herr_t dataset_get(void* obj, H5VL_dataset_get_args_t* args, hid_t dxpl_id, void** req) noexcept {
+  return call_guarded<herr_t>(Origin::connector, "dataset_get", -1, [&]() -> herr_t {
+    Object* o = as_object(obj);
+    if (args->op_type == H5VL_DATASET_GET_TYPE && o->sparse && o->sparse->params().is_var())
+      return args->args.get_type.type_id = hdf5::checked(H5Tcopy(o->sparse->file_type()), "cannot copy").release(), 0;
+    const herr_t rc = H5VLdataset_get(o->under, o->under_vol_id, args, dxpl_id, req);
+    if (rc >= 0) wrap_request(req, o->under_vol_id);
+    return rc;
+  });
+}
+
 herr_t dataset_optional(void* obj, H5VL_optional_args_t* args, hid_t dxpl_id, void** req) noexcept {
   return call_guarded<herr_t>(Origin::connector, "dataset_optional", -1, [&]() -> herr_t {
     Object* o = as_object(obj);
+    if (args->op_type == H5VL_NATIVE_DATASET_GET_VLEN_BUF_SIZE && o->sparse && o->sparse->params().is_var()) {
+      auto& a = static_cast<H5VL_native_dataset_optional_args_t*>(args->args)->get_vlen_buf_size;
+      return *a.size = o->sparse->vlen_buf_size(a.type_id, a.space_id, dxpl_id), 0;
+    }
     if (const std::optional<herr_t> served = serve_chunk_operation(o, args, dxpl_id)) return *served;
     if (const std::optional<herr_t> served = serve_coordinate_operation(o, args, dxpl_id)) return *served;
     const OwnOperation op = own_operation(H5VL_SUBCLS_DATASET, args->op_type);

@@ -12,6 +12,7 @@
 #include "memory_selection.hpp"
 #include "native_dataset.hpp"
 #include "object.hpp"
+#include "var_values.hpp"
 #ifdef H5SPARSE_PARALLEL
 #include "parallel_write.hpp"
 #endif
@@ -40,9 +41,12 @@ std::unique_ptr<SparseDataset> SparseDataset::detect(void* under, hid_t under_vo
   Handle type = dataset_get(under, under_vol_id, H5VL_DATASET_GET_TYPE, dxpl);
   H5SPARSE_FAIL_IF(H5Tget_size(type.get()) != params.layout.element_size, ErrorCode::corrupt_data,
           "structured-chunk parameters disagree with the dataset's datatype size");
+  if (params.is_var()) type = hdf5::true_type_of(params);  // the carrier stands for it
   H5D_fill_time_t fill_time = H5D_FILL_TIME_IFSET;
   throw_if_negative(H5Pget_fill_time(dcpl.get(), &fill_time), "cannot read the fill time");
   const bool mpi_file = hdf5::on_mpi_file(under, under_vol_id);
+  H5SPARSE_FAIL_IF(mpi_file && params.is_var(), ErrorCode::unsupported,
+                   "variable-length sparse datasets on MPI-IO files are not supported yet");
   // Decoded chunks of partial reads are kept within the budget of the access list's chunk cache
   // (H5Pset_chunk_cache's rdcc_nbytes: HDF5 would spend it on the same chunks, decoded); none
   // on SWMR readers (another process changes the file) and MPI-IO files (other ranks do).
@@ -60,13 +64,6 @@ std::unique_ptr<SparseDataset> SparseDataset::detect(void* under, hid_t under_vo
   // by the first one (in a new process that wait was up to a few ms of its first read).
   prestart_shared_workers(chunk_threads());
   return dataset;
-}
-
-void SparseDataset::check_create(hid_t dcpl, hid_t type) {
-  if (dcpl == H5P_DEFAULT || dcpl == H5P_DATASET_CREATE_DEFAULT) return;
-  if (!hdf5::filter_values(dcpl, kFilterStructuredChunk)) return;
-  H5SPARSE_FAIL_IF(H5Tdetect_class(type, H5T_VLEN) > 0 || H5Tis_variable_str(type) > 0, ErrorCode::unsupported,
-          "sparse datasets do not support variable-length datatypes yet");
 }
 
 SparseDataset::Selection SparseDataset::resolve(hid_t file_space, hid_t dxpl) const {
@@ -90,10 +87,11 @@ void SparseDataset::write(hid_t mem_type, hid_t mem_space, hid_t file_space, hid
   const hid_t mspace = hdf5::memory_space_for(mem_space, sel);
   if (sel.npoints == 0) return;
   H5SPARSE_FAIL_IF(buf == nullptr, ErrorCode::invalid_argument, "no data buffer to write from");
+  NativeChunkStore chunks = store(dxpl, relocate);
+  if (params().is_var()) return hdf5::write_var_values(engine_, chunks, sel, mem_type, mspace, file_type_.get(), dxpl, buf);
   Bytes storage;
   const std::uint8_t* values = hdf5::values_in_file_type(mem_type, mspace, std::size_t(sel.npoints), file_type_.get(),
                                                          params().fill, dxpl, buf, storage);
-  NativeChunkStore chunks = store(dxpl, relocate);
   if (H5Sget_select_type(sel.space) == H5S_SEL_POINTS) {  // elements by coordinates: coordinate I/O
     const std::vector<hsize_t> coords = hdf5::point_list(sel.space, std::size_t(sel.npoints), sel.grid.rank());
     return engine_.write_coordinates(chunks, sel.grid, reinterpret_cast<const std::uint64_t*>(coords.data()),
@@ -103,15 +101,20 @@ void SparseDataset::write(hid_t mem_type, hid_t mem_space, hid_t file_space, hid
 }
 
 bool SparseDataset::read(hid_t mem_type, hid_t mem_space, hid_t file_space, hid_t dxpl, void* buf) const {
-  if (fill_never_) return false;
+  const bool var = params().is_var();  // read here whatever the memory type: the filter cannot
+  if (fill_never_ && !var) return false;
   const htri_t same = H5Tequal(mem_type, file_type_.get());
   throw_if_negative(same, "cannot compare the memory and file datatypes");
-  if (same == 0 || hdf5::has_data_transform(dxpl)) return false;
+  if (!var && (same == 0 || hdf5::has_data_transform(dxpl))) return false;
 
   const Selection sel = resolve(file_space, dxpl);
   const hid_t mspace = hdf5::memory_space_for(mem_space, sel);
   if (sel.npoints == 0) return true;
   H5SPARSE_FAIL_IF(buf == nullptr, ErrorCode::invalid_argument, "no buffer to read into");
+  if (var) {
+    NativeChunkStore chunks = store(dxpl);
+    return hdf5::read_var_values(engine_, chunks, sel, mem_type, mspace, file_type_.get(), dxpl, buf), true;
+  }
   const std::uint64_t n = std::uint64_t(sel.npoints);
   const std::size_t es = params().layout.element_size;
   hdf5::MemoryDestination dest(mspace, es, n, buf);
@@ -138,6 +141,11 @@ hid_t SparseDataset::get_defined(hid_t file_space, hid_t dxpl) {
   return result.release();
 }
 
+hsize_t SparseDataset::vlen_buf_size(hid_t mem_type, hid_t file_space, hid_t dxpl) const {
+  NativeChunkStore chunks = store(dxpl);
+  return hdf5::var_buffer_size(engine_, chunks, resolve(file_space, dxpl), mem_type);
+}
+
 void SparseDataset::diagnose_read(hid_t file_space, hid_t dxpl) const {
   const Selection sel = resolve(file_space, dxpl);
   NativeChunkStore chunks = store(dxpl);
@@ -152,7 +160,7 @@ void SparseDataset::erase(hid_t file_space, hid_t dxpl) {
 #endif
   const Selection sel = resolve(file_space, dxpl);
   NativeChunkStore chunks = store(dxpl, relocate);
-  if (H5Sget_select_type(sel.space) == H5S_SEL_POINTS) {
+  if (H5Sget_select_type(sel.space) == H5S_SEL_POINTS && !params().is_var()) {  // coordinate erase: fixed-size only
     const std::vector<hsize_t> coords = hdf5::point_list(sel.space, std::size_t(sel.npoints), sel.grid.rank());
     return engine_.erase_coordinates(chunks, sel.grid, reinterpret_cast<const std::uint64_t*>(coords.data()),
                                      std::size_t(sel.npoints));

@@ -33,10 +33,6 @@ class SparseDataset {
   /// ordinary dataset (no structured-chunk filter in its pipeline).
   static std::unique_ptr<SparseDataset> detect(void* under, hid_t under_vol_id, hid_t dxpl);
 
-  /// Before a dataset is created: refuses what a sparse dataset cannot be (HDF5 would silently
-  /// drop the structured-chunk filter for variable-length types and create a dense dataset).
-  static void check_create(hid_t dcpl, hid_t type);
-
   /// H5Dwrite semantics with the RFC's meaning: the selected elements become defined.
   void write(hid_t mem_type, hid_t mem_space, hid_t file_space, hid_t dxpl, const void* buf);
   /// A dataspace (dataset extent) selecting the defined elements among those selected.
@@ -56,6 +52,10 @@ class SparseDataset {
   /// stopped with. `cursor`: see h5sparse_diterate_coo.
   herr_t iterate_coordinates(hid_t file_space, hid_t mem_type, std::size_t max_bytes, hsize_t* cursor,
                              h5sparse_coo_op_t op, void* op_data, hid_t dxpl) const;
+  /// H5Dvlen_get_buf_size of a variable-length dataset (hdf5_support's var_values.hpp).
+  hsize_t vlen_buf_size(hid_t mem_type, hid_t file_space, hid_t dxpl) const;
+  /// The dataset's datatype: the true one of a variable-length dataset, not its carrier.
+  hid_t file_type() const { return file_type_.get(); }
   /// After a failed native read: throws an Error naming the first chunk of the selection that
   /// does not decode (the filter below cannot say which dataset or chunk it was given).
   void diagnose_read(hid_t file_space, hid_t dxpl) const;

@@ -28,9 +28,12 @@ constexpr unsigned kFilterRevision = 2;  // hdf5-blosc's FILTER_BLOSC_VERSION
 constexpr unsigned kBloscFormat = 2;     // BLOSC_VERSION_FORMAT of c-blosc 1.x
 constexpr std::size_t kMaxValues = 8;
 
+// HDF5 runs filters one at a time: several c-blosc threads come from its global pool, kept
+// between chunks as the peer's are (codecs.hpp, BloscPool).
 BloscParams params_from(std::size_t cd_nelmts, const unsigned cd_values[]) {
   BloscParams p = blosc_params_from_cd_values(cd_nelmts, cd_values);
   p.nthreads = blosc_threads_from_environment();
+  p.pool = BloscPool::global;
   return p;
 }
 
@@ -68,7 +71,7 @@ size_t blosc_filter(unsigned flags, size_t cd_nelmts, const unsigned cd_values[]
               "blosc: frame decodes to " + std::to_string(decoded) + " bytes but chunks hold " +
                   std::to_string(cd_values[3]));
       FilterOutput out(decoded);
-      blosc_decompress(out.data(), out.capacity(), input, nbytes, p.nthreads);
+      blosc_decompress(out.data(), out.capacity(), input, nbytes, p.nthreads, p.pool);
       return out.replace(buf, buf_size, decoded);
     }
     const std::size_t size = compress_swapping_input(buf, buf_size, nbytes, [&](std::uint8_t* dst, std::size_t capacity) {

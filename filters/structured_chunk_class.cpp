@@ -6,6 +6,9 @@
 //    only of fill values (HDF5 writes those when it allocates chunks early) becomes empty.
 // set_local completes the user's request form of cd_values with the dataset's geometry and
 // fill value (docs/FORMAT.md, "Filter parameters").
+// Variable-length datasets (parameters version 2, an opaque carrier) hold values no dense
+// chunk can carry: decoding refuses any chunk holding values (the empty chunk gives zeros),
+// encoding takes only the all-zero chunk HDF5 writes as fill, stored as the empty chunk (docs/DESIGN.md, "Variable-length data").
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -19,6 +22,7 @@
 #include "h5sparse/fill_scan.hpp"
 #include "h5sparse/sparse_layout.hpp"
 #include "h5sparse/structured_chunk.hpp"
+#include "h5sparse/var_chunk.hpp"
 #include "pre_encoded_chunks.hpp"
 
 namespace h5sparse::hdf5 {
@@ -42,6 +46,10 @@ herr_t structured_set_local(hid_t dcpl, hid_t type, hid_t /*space*/) {
     SparseParams params = is_complete_form(values.data(), values.size())
                               ? from_cd_values(values.data(), values.size())
                               : parse_request(values);
+    // A variable-length dataset's complete form comes from the connector, which chose the carrier.
+    H5SPARSE_FAIL_IF(params.is_var() && (H5Tget_class(type) != H5T_OPAQUE || H5Tget_size(type) != kVarCarrierSize),
+                     ErrorCode::invalid_argument,
+                     "variable-length structured-chunk parameters on a datatype other than the 16-byte opaque carrier");
     const ChunkGeometry g = chunk_geometry(dcpl, type);
     hsize_t dims[H5S_MAX_RANK];
     const int rank = H5Pget_chunk(dcpl, H5S_MAX_RANK, dims);
@@ -50,7 +58,7 @@ herr_t structured_set_local(hid_t dcpl, hid_t type, hid_t /*space*/) {
     params.fill.clear();
     H5D_fill_value_t fill_status;
     throw_if_negative(H5Pfill_value_defined(dcpl, &fill_status), "cannot tell whether a fill value is set");
-    if (fill_status == H5D_FILL_VALUE_USER_DEFINED) {
+    if (fill_status == H5D_FILL_VALUE_USER_DEFINED && !params.is_var()) {
       params.fill.resize(g.type_size);
       throw_if_negative(H5Pget_fill_value(dcpl, type, params.fill.data()), "cannot read the fill value");
       // An all-zero fill value is the default: store none (also keeps big types in bounds).
@@ -69,11 +77,46 @@ herr_t structured_set_local(hid_t dcpl, hid_t type, hid_t /*space*/) {
   });
 }
 
+// An encoded chunk as the filter's output. Over the input when it fits, so HDF5's buffer keeps
+// its size: H5Ocopy reuses one buffer for every chunk and copies chunks from the source's
+// chunk cache into it at their dense size without growing it, so a buffer shrunk to a
+// structured chunk would overflow.
+size_t hand_over(const Bytes& stored, size_t* buf_size, void** buf) {
+  if (stored.size() <= *buf_size) {
+    std::copy(stored.begin(), stored.end(), static_cast<std::uint8_t*>(*buf));
+    return stored.size();
+  }
+  FilterOutput out(stored.size());
+  std::copy(stored.begin(), stored.end(), out.data());
+  return out.replace(buf, buf_size, stored.size());
+}
+
+// A variable-length dataset's chunk through HDF5's dense path (see the top of this file).
+size_t var_filter(unsigned flags, const ChunkLayout& layout, size_t nbytes, size_t* buf_size, void** buf) {
+  const std::size_t dense_size = layout.element_count() * layout.element_size;
+  const auto* input = static_cast<const std::uint8_t*>(*buf);
+  if (flags & H5Z_FLAG_REVERSE) {
+    // Only the empty chunk has a dense form (zeros): what an extent change has HDF5 rewrite.
+    H5SPARSE_FAIL_IF(!decode_var_chunk(input, nbytes, layout).offsets.empty(), ErrorCode::unsupported,
+                     "a variable-length sparse dataset is read through the h5sparse VOL connector "
+                     "(HDF5_VOL_CONNECTOR=h5sparse); its chunks have no dense form");
+    FilterOutput out(dense_size);
+    std::fill(out.data(), out.data() + dense_size, std::uint8_t(0));
+    return out.replace(buf, buf_size, dense_size);
+  }
+  H5SPARSE_FAIL_IF(nbytes != dense_size || !std::all_of(input, input + nbytes, [](std::uint8_t b) { return b == 0; }),
+                   ErrorCode::unsupported,
+                   "a variable-length sparse dataset is written through the h5sparse VOL connector: "
+                   "its dense carrier takes no values");
+  return hand_over(encode_var_chunk(ChunkVarElements{}, layout), buf_size, buf);
+}
+
 size_t structured_filter(unsigned flags, size_t cd_nelmts, const unsigned cd_values[], size_t nbytes,
                          size_t* buf_size, void** buf) {
   return call_guarded<size_t>(Origin::filter, "structured_chunk_filter", 0, [&]() -> size_t {
     const SparseParams params = from_cd_values(cd_values, cd_nelmts);
     const ChunkLayout& layout = params.layout;
+    if (params.is_var()) return var_filter(flags, layout, nbytes, buf_size, buf);
     const std::size_t dense_size = layout.element_count() * layout.element_size;
     const std::uint8_t* fill = params.fill.empty() ? nullptr : params.fill.data();
     const auto* input = static_cast<const std::uint8_t*>(*buf);
@@ -102,17 +145,7 @@ size_t structured_filter(unsigned flags, size_t cd_nelmts, const unsigned cd_val
         : all_elements_equal(input, layout.element_count(), fill_bytes, layout.element_size)
             ? StructuredChunk::empty(layout)
             : from_dense(input, layout, nullptr);
-    const Bytes stored = encode_chunk(chunk, layout);
-    if (stored.size() <= *buf_size) {
-      // Over the input, so HDF5's buffer keeps its size: H5Ocopy reuses one buffer for every
-      // chunk and copies chunks from the source's chunk cache into it at their dense size
-      // without growing it, so a buffer shrunk to a structured chunk would overflow.
-      std::copy(stored.begin(), stored.end(), static_cast<std::uint8_t*>(*buf));
-      return stored.size();
-    }
-    FilterOutput out(stored.size());
-    std::copy(stored.begin(), stored.end(), out.data());
-    return out.replace(buf, buf_size, stored.size());
+    return hand_over(encode_chunk(chunk, layout), buf_size, buf);
   });
 }
 

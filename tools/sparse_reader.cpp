@@ -79,6 +79,9 @@ StoredChunk SparseReader::read_raw(const ChunkEntry& chunk) const {
 }
 
 StructuredChunk SparseReader::decode(const ChunkEntry& chunk, const StoredChunk& raw) const {
+  if (params().is_var())
+    fail(ErrorCode::unsupported, path_ + " holds variable-length values, which h5sparse-tool does not decode yet "
+                                         "(read them through the connector: HDF5_VOL_CONNECTOR=h5sparse)");
   return engine_->decode_stored(store_, chunk.origin, &raw);
 }
 

@@ -23,7 +23,8 @@ extern "C" {
 herr_t h5sparse_pset_sparse_chunk(hid_t dcpl_id, int ndims, const hsize_t dim[]);
 
 /* RFC H5Pset_filter2: appends a filter to one section's pipeline (deflate 1, shuffle 2,
- * lzf 32000, blosc 32001), with H5Pset_filter's flags and cd_values. */
+ * lzf 32000, blosc 32001), with H5Pset_filter's flags and cd_values. Sections: 0 selection,
+ * 1 values, 2 lengths and 3 data (variable-length datatypes only). */
 herr_t h5sparse_pset_section_filter(hid_t dcpl_id, unsigned section, H5Z_filter_t filter, unsigned flags,
                                     size_t cd_nelmts, const unsigned cd_values[]);
 

@@ -2,15 +2,21 @@
 // keep no global state and so are safe from any thread, next to PyTables or hdf5plugin using
 // c-blosc's global API in the same process. The frames are c-blosc's own, byte for byte the
 // peer's (hdf5-blosc) for the same parameters. Threads: `nthreads` becomes c-blosc's
-// numinternalthreads (BLOSC_NTHREADS, in the filter and in the sparse value sections).
+// numinternalthreads (BLOSC_NTHREADS, in the filter and in the sparse value sections). The
+// context calls start and join those threads in every call; BloscPool::global (HDF5's filter
+// calls) takes them from c-blosc's global pool instead, which lives between calls, as the peer
+// does (docs/DESIGN.md, "Threads in the filter").
 #include <blosc.h>
+#include <pthread.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <mutex>
 #include <string>
 
 #include "h5sparse/codecs.hpp"
 #include "h5sparse/error.hpp"
+#include "pinned_object.hpp"
 
 namespace h5sparse {
 namespace {
@@ -64,6 +70,79 @@ void check_decoded(int rc, std::size_t expected, const std::uint8_t* src) {
   throw_corrupt("frame payload is corrupt (decoder returned " + std::to_string(rc) + ")");
 }
 
+// --- c-blosc's global API ------------------------------------------------------------------
+// Its state (compressor, thread count, pool, block size) is shared by every user of libblosc
+// in the process: the peer plugin and PyTables' filter set their compressor before each call,
+// as we do, and HDF5 runs filters one at a time. c-blosc locks only inside blosc_compress and
+// blosc_decompress, so our own calls hold this mutex around the set + call pair. Held across
+// fork() (atfork handlers), so that no child inherits it locked by a thread it does not have.
+std::mutex g_global_api;
+
+// Variables with which c-blosc's global calls override their arguments (or, BLOSC_SPLITMODE,
+// set process state that the context calls read too; BLOSC_NOLOCK: calls without the pool).
+constexpr const char* kGlobalOverrides[] = {"BLOSC_CLEVEL",    "BLOSC_SHUFFLE",   "BLOSC_TYPESIZE", "BLOSC_COMPRESSOR",
+                                            "BLOSC_BLOCKSIZE", "BLOSC_SPLITMODE", "BLOSC_NOLOCK"};
+
+std::unique_lock<std::mutex> lock_global_api() {
+  static const bool prepared = [] {
+    // c-blosc's pool threads wait in libblosc between calls: it must outlive our plugins.
+    detail::pin_object_holding(reinterpret_cast<const void*>(&::blosc_compress));
+    pthread_atfork([] { g_global_api.lock(); }, [] { g_global_api.unlock(); }, [] { g_global_api.unlock(); });
+    return true;
+  }();
+  (void)prepared;
+  return std::unique_lock<std::mutex>(g_global_api);
+}
+
+// Under the lock: true when c-blosc's global calls give the context call's frame and thread
+// count: none of kGlobalOverrides is set, c-blosc reads BLOSC_NTHREADS (its own way) as
+// `nthreads` or not at all, and nobody forced a block size (blosc_set_blocksize). Otherwise
+// the caller keeps to the context call: the dataset's parameters decide the frame.
+bool global_api_gives_our_frame(int nthreads) {
+  for (const char* name : kGlobalOverrides) {
+    if (std::getenv(name) != nullptr) return false;
+  }
+  if (const char* text = std::getenv("BLOSC_NTHREADS")) {
+    const long theirs = std::strtol(text, nullptr, 10);
+    if (theirs > 0 && theirs != nthreads) return false;
+  }
+  return nthreads <= BLOSC_MAX_THREADS && blosc_get_blocksize() == 0;
+}
+
+// Under the lock. Changing the count makes c-blosc rebuild its pool (blosc_set_nthreads).
+void use_global_threads(int nthreads) {
+  if (blosc_get_nthreads() != nthreads) blosc_set_nthreads(nthreads);
+}
+
+int compress_frame(std::uint8_t* dst, std::size_t capacity, const std::uint8_t* src, std::size_t src_size,
+                   std::size_t typesize, const BloscParams& p) {
+  const char* compressor = blosc_compressor_name(p.compressor);
+  const int nthreads = std::max(p.nthreads, 1);
+  if (nthreads > 1 && p.pool == BloscPool::global) {
+    const auto lock = lock_global_api();
+    if (global_api_gives_our_frame(nthreads)) {
+      blosc_set_compressor(compressor);
+      use_global_threads(nthreads);
+      return ::blosc_compress(p.clevel, int(p.shuffle), typesize, src_size, src, dst, capacity);
+    }
+  }
+  return blosc_compress_ctx(p.clevel, int(p.shuffle), typesize, src_size, src, dst, capacity, compressor, 0,
+                            nthreads);
+}
+
+int decompress_frame(std::uint8_t* dst, std::size_t capacity, const std::uint8_t* src, int nthreads,
+                     BloscPool pool) {
+  nthreads = std::max(nthreads, 1);
+  if (nthreads > 1 && pool == BloscPool::global) {
+    const auto lock = lock_global_api();
+    if (global_api_gives_our_frame(nthreads)) {
+      use_global_threads(nthreads);
+      return ::blosc_decompress(src, dst, capacity);
+    }
+  }
+  return blosc_decompress_ctx(src, dst, capacity, nthreads);
+}
+
 }  // namespace
 
 const char* blosc_compressor_name(BloscCompressor compressor) noexcept {
@@ -99,8 +178,7 @@ std::size_t blosc_compress(std::uint8_t* dst, std::size_t dst_capacity, const st
   const std::size_t typesize = params.typesize == 0 || params.typesize > BLOSC_MAX_TYPESIZE ? 1 : params.typesize;
   // c-blosc keeps sizes in int32: no frame is larger than the input plus its header anyway.
   const std::size_t capacity = std::min(dst_capacity, src_size + BLOSC_MAX_OVERHEAD);
-  const int rc = blosc_compress_ctx(params.clevel, int(params.shuffle), typesize, src_size, src, dst, capacity,
-                                    blosc_compressor_name(params.compressor), 0, std::max(params.nthreads, 1));
+  const int rc = compress_frame(dst, capacity, src, src_size, typesize, params);
   H5SPARSE_FAIL_IF(rc < 0, ErrorCode::codec_failure, "blosc: compression failed, code " + std::to_string(rc));
   return std::size_t(rc);  // 0: does not fit in dst_capacity (does not pay)
 }
@@ -122,7 +200,7 @@ std::size_t blosc_decoded_size(const std::uint8_t* src, std::size_t src_size) {
 }
 
 std::size_t blosc_decompress(std::uint8_t* dst, std::size_t dst_capacity, const std::uint8_t* src,
-                             std::size_t src_size, int nthreads) {
+                             std::size_t src_size, int nthreads, BloscPool pool) {
   const std::size_t expected = blosc_decoded_size(src, src_size);
   H5SPARSE_FAIL_IF(expected > dst_capacity, ErrorCode::buffer_too_small,
           "blosc: frame decodes to " + std::to_string(expected) + " bytes, more than the " +
@@ -131,7 +209,7 @@ std::size_t blosc_decompress(std::uint8_t* dst, std::size_t dst_capacity, const 
   check_frame_header(src, src_size, expected, dst_capacity);
   // c-blosc compares its int32 sizes with the capacity: none is above BLOSC_MAX_BUFFERSIZE.
   const std::size_t capacity = std::min(dst_capacity, std::size_t(BLOSC_MAX_BUFFERSIZE));
-  check_decoded(blosc_decompress_ctx(src, dst, capacity, std::max(nthreads, 1)), expected, src);
+  check_decoded(decompress_frame(dst, capacity, src, nthreads, pool), expected, src);
   return expected;
 }
 

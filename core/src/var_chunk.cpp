@@ -72,7 +72,8 @@ Bytes data_section(const VarValues& v, std::size_t count, const VarType& type) {
   return out;
 }
 
-Bytes assemble(const detail::PreparedSection (&sections)[kSections], const ChunkLayout& layout) {
+Bytes assemble(const detail::PreparedSection (&sections)[kSections], const ChunkLayout& layout,
+               std::uint32_t padding) {
   SectionInfo infos[kSections];
   std::uint64_t stored = 0;
   for (std::size_t s = 0; s < kSections; ++s) {
@@ -81,7 +82,8 @@ Bytes assemble(const detail::PreparedSection (&sections)[kSections], const Chunk
   }
   std::uint8_t head[detail::compact_header_bound(kSections)];
   const std::size_t head_size =
-      detail::write_compact_header(kVarChunkVersion, infos, kinds_of(layout).data(), kSections, 0, head);
+      detail::write_compact_header(kVarChunkVersion, infos, kinds_of(layout).data(), kSections, padding, head);
+  stored += padding;
   H5SPARSE_FAIL_IF(head_size + stored > kMaxChunkBytes, ErrorCode::unsupported,
                    "a structured chunk of " + std::to_string(head_size + stored) +
                        " bytes exceeds HDF5's 4 GiB chunk limit");
@@ -90,6 +92,7 @@ Bytes assemble(const detail::PreparedSection (&sections)[kSections], const Chunk
   out.insert(out.end(), head, head + head_size);
   for (const detail::PreparedSection& s : sections)
     if (s.info.stored_size) out.insert(out.end(), s.stored, s.stored + s.info.stored_size);
+  out.resize(out.size() + padding, 0);
   return out;
 }
 
@@ -280,7 +283,7 @@ void check_var_section_sizes(const std::array<std::uint64_t, 4>& sizes) {
                          " bytes exceeds the 4 GiB a structured chunk can hold");
 }
 
-Bytes encode_var_chunk(const ChunkVarElements& chunk, const ChunkLayout& layout) {
+Bytes encode_var_chunk(const ChunkVarElements& chunk, const ChunkLayout& layout, std::uint32_t padding) {
   require_var_layout(layout);
   const VarType& type = layout.var;
   const std::size_t count = chunk.offsets.size();
@@ -296,7 +299,7 @@ Bytes encode_var_chunk(const ChunkVarElements& chunk, const ChunkLayout& layout)
   detail::PreparedSection sections[kSections];
   const ByteView parts[kSections] = {selection, chunk.values.fixed, lengths, data};
   for (std::size_t s = 0; s < kSections; ++s) detail::prepare_section(s, parts[s].data, parts[s].size, kinds[s], sections[s]);
-  return assemble(sections, layout);
+  return assemble(sections, layout, padding);
 }
 
 ChunkVarElements decode_var_chunk(const std::uint8_t* data, std::size_t size, const ChunkLayout& layout) {

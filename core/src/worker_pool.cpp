@@ -15,7 +15,6 @@
 // made it, and a child makes its own.
 #include "h5sparse/worker_pool.hpp"
 
-#include <dlfcn.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -26,6 +25,8 @@
 #include <mutex>
 #include <system_error>
 #include <thread>
+
+#include "pinned_object.hpp"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -71,14 +72,6 @@ bool poll_for(std::chrono::microseconds budget, Done done) noexcept {
     }
   } while (Clock::now() < until);
   return done();
-}
-
-// Keeps the shared object (or executable) holding this code loaded until the process ends.
-void pin_this_object() {
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&pin_this_object), &info) != 0 && info.dli_fname != nullptr) {
-    dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);  // handle kept on purpose
-  }
 }
 
 // A ticket: the job's number in the high 32 bits, the next unclaimed index in the low 32.
@@ -139,7 +132,7 @@ class Pool {
   int start_workers(int wanted) {
     if (wanted > kMaxWorkers) wanted = kMaxWorkers;
     int have = started_.load(std::memory_order_relaxed);
-    if (have == 0 && wanted > 0) pin_this_object();
+    if (have == 0 && wanted > 0) detail::pin_object_holding(reinterpret_cast<const void*>(&poll_budget));
     while (have < wanted) {
       try {
         std::thread(&Pool::work, this, job_of(ticket_.load(std::memory_order_acquire))).detach();

@@ -20,7 +20,7 @@ import numpy as np
 
 from ._calls import H5SparseError, call
 
-__all__ = ["H5SparseError", "FILTER_ID", "Sparse", "Blosc", "LZF", "Deflate", "Shuffle", "get_defined", "erase",
+__all__ = ["H5SparseError", "FILTER_ID", "Sparse", "VarChunks", "Blosc", "LZF", "Deflate", "Shuffle", "get_defined", "erase",
            "connector_version", "library"]
 
 FILTER_ID = 45100  # structured-chunk filter (unregistered range, registration pending)
@@ -99,11 +99,15 @@ class Sparse(Mapping):
 
     values, selection: a filter or list of filters for section 1 (values) and section 0
     (encoded selection). fill_is_undefined: writes leave elements equal to the fill value
-    undefined, so `dset[...] = mostly_zero_array` stores only the non-zeros."""
+    undefined, so `dset[...] = mostly_zero_array` stores only the non-zeros (for
+    variable-length data: NULL values). lengths, data: the pipelines of sections 2 and 3 of
+    variable-length datasets (strings, h5py.vlen_dtype; through the connector only)."""
 
-    def __init__(self, values=None, selection=None, fill_is_undefined=False):
+    def __init__(self, values=None, selection=None, fill_is_undefined=False, lengths=None, data=None):
         options = 1 if fill_is_undefined else 0
         opts = (options,) + _pipeline(selection) + _pipeline(values)
+        if lengths is not None or data is not None:
+            opts += _pipeline(lengths) + _pipeline(data)
         self._kwargs = {"compression": FILTER_ID, "compression_opts": opts}
 
     def __getitem__(self, key):
@@ -114,6 +118,16 @@ class Sparse(Mapping):
 
     def __len__(self):
         return len(self._kwargs)
+
+
+class VarChunks(Sparse):
+    """Keyword arguments for variable-length data that is not sparse (every element written):
+    strings or sequences compressed per chunk, lengths apart from bytes. Elements never
+    written read as NULL (h5py: b'' or an empty array)."""
+
+    def __init__(self, lengths=None, data=None):
+        super().__init__(lengths=lengths if lengths is not None else Deflate(6),
+                         data=data if data is not None else Blosc("zstd", 5, "byte"))
 
 
 # --- client library (get_defined, erase) -------------------------------------------------
@@ -198,13 +212,19 @@ def get_defined(dset, selection=None):
     among `selection` (default: the whole dataset). For a sparse dataset they come from its
     chunks (memory follows the defined elements); every element of a dense one is defined."""
     import h5py
-    if is_sparse(dset):
+    if is_sparse(dset) and not _is_variable_length(dset.dtype):  # coordinate scans: fixed-size only
         return defined_coordinates(dset, selection)
     space = _space_of(dset, selection)
     lib = library()
     hid = call(lib, "h5sparse get_defined", dset, lib.h5sparse_dget_defined,
                space.id if space is not None else _H5S_ALL, _H5P_DEFAULT)
     return _coordinates(h5py.h5s.SpaceID(hid), dset.shape)
+
+
+def _is_variable_length(dtype):
+    import h5py
+    string = h5py.check_string_dtype(dtype)
+    return h5py.check_vlen_dtype(dtype) is not None or (string is not None and string.length is None)
 
 
 def _coordinates(space, shape):

@@ -38,4 +38,15 @@ static inline int mapped(const char *needle) {
   return found;
 }
 
+#ifdef H5_VERS_MAJOR
+/* The end of a program on HDF5 (hdf5.h included first): no identifiers left open; prints the
+ * counts and returns the exit status. */
+static inline int finish_checks(void) {
+  const ssize_t open = H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL);
+  check(open == 0, "no identifiers left open (%zd)", open);
+  printf("%d checks, %d failures\n", g_checks, g_failures);
+  return g_failures ? 1 : 0;
+}
+#endif
+
 #endif

@@ -11,7 +11,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::vector<unsigned> values(size / 4);
   if (!values.empty()) std::memcpy(values.data(), data, values.size() * 4);
   try {
-    if (!values.empty() && values[0] == kSparseParamsMagic) {
+    if (is_complete_form(values.data(), values.size())) {  // versions 1 and 2
       const SparseParams p = from_cd_values(values.data(), values.size());
       (void)to_cd_values(p);
     } else {

@@ -73,13 +73,19 @@ int main(int argc, char** argv) {
   p.layout.dims = {8, 6};
   p.layout.element_size = 4;
   p.layout.values_pipeline = fuzz_pipeline(3);
-  const std::vector<unsigned> complete = to_cd_values(p), request = to_request(p);
-  for (const auto* v : {&complete, &request}) {
+  SparseParams var = p;  // parameters version 2: two variable-length members
+  var.layout = fuzz_var_layout(5);
+  var.layout.dims = {8, 6};
+  var.layout.element_size = kVarCarrierSize;
+  var.slot_kinds.assign(var.layout.var.slots(), SlotKind::sequence);
+  var.true_type = {1, 2, 3, 4, 5};
+  const std::vector<unsigned> complete = to_cd_values(p), request = to_request(p), complete_var = to_cd_values(var);
+  std::filesystem::create_directories(root / "params");
+  for (const auto* v : {&complete, &request, &complete_var}) {
     Bytes raw(v->size() * 4);
     std::memcpy(raw.data(), v->data(), raw.size());
-    std::ofstream(root / "params" / (v == &complete ? "complete" : "request"), std::ios::binary);
-    std::filesystem::create_directories(root / "params");
-    std::ofstream out(root / "params" / (v == &complete ? "complete" : "request"), std::ios::binary);
+    const char* name = v == &complete ? "complete" : v == &request ? "request" : "complete_v2";
+    std::ofstream out(root / "params" / name, std::ios::binary);
     out.write(reinterpret_cast<const char*>(raw.data()), std::streamsize(raw.size()));
   }
   Bytes data(2000);

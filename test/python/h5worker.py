@@ -14,6 +14,13 @@ HDF5_PLUGIN_PATH the test chose. Prints one JSON report as its last stdout line.
       PyTables writes SPECS with its built-in Blosc.
   h5worker.py pytables-read FILE OUT.npz NAME...
       PyTables reads the named nodes.
+  h5worker.py both-blosc SPECS.json FILE OURS.so PEER.so
+      Both Blosc plugins in this one process: h5py registers each library's filter class in
+      turn (H5PLget_plugin_info, as HDF5 loads a plugin) and, alternating, writes every spec
+      into /ours and /peer (no chunk cache: each chunk goes through the filter registered at
+      that moment); then each plugin reads all of them back. Reports "correct" (reader ->
+      dataset -> values came back) and "tasks" (this process's threads before anything and
+      after our plugin's first write: c-blosc's global pool keeps its threads).
 
 --unregister-lzf removes h5py's built-in LZF filter (32000) first, so any LZF chunk must be
 decoded by a plugin found on HDF5_PLUGIN_PATH. Every report has "plugins": the filter plugin
@@ -32,16 +39,49 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import h5interop as hi  # noqa: E402
 
 
+def both_blosc(specs_path, path, libs):
+    import ctypes
+
+    import h5py
+
+    classes = {}
+    for side, lib in libs.items():
+        info = ctypes.CDLL(lib).H5PLget_plugin_info
+        info.restype = ctypes.c_void_p
+        classes[side] = info()
+        assert classes[side], f"{lib} gave no filter class"
+    specs = json.load(open(specs_path))
+    tasks = [len(os.listdir("/proc/self/task"))]
+    with h5py.File(path, "w", rdcc_nbytes=0) as f:
+        for i, spec in enumerate(specs):
+            for side in ("ours", "peer") if i % 2 == 0 else ("peer", "ours"):
+                h5py.h5z.register_filter(classes[side])
+                hi.h5py_write(f.require_group(side), spec)
+                if len(tasks) == 1 and side == "ours":
+                    tasks.append(len(os.listdir("/proc/self/task")))
+    correct = {}
+    for reader in ("peer", "ours"):
+        h5py.h5z.register_filter(classes[reader])
+        with h5py.File(path, "r", rdcc_nbytes=0) as f:
+            correct[reader] = {f"{side}/{s['name']}": f[side][s["name"]][()].tobytes() == hi.make_array(s).tobytes()
+                               for side in ("ours", "peer") for s in specs}
+    return {"correct": correct, "tasks": tasks}
+
+
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("command", choices=["write", "direct-write", "read", "pytables-write", "pytables-read"])
+    parser.add_argument("command", choices=["write", "direct-write", "read", "pytables-write", "pytables-read",
+                                            "both-blosc"])
     parser.add_argument("args", nargs="+")
     parser.add_argument("--unregister-lzf", action="store_true")
     opts = parser.parse_args()
     assert "hdf5plugin" not in sys.modules
     report = {"hdf5_plugin_path": os.environ.get("HDF5_PLUGIN_PATH")}
 
-    if opts.command.startswith("pytables"):
+    if opts.command == "both-blosc":
+        specs_path, path, ours, peer = opts.args
+        report.update(both_blosc(specs_path, path, {"ours": ours, "peer": peer}))
+    elif opts.command.startswith("pytables"):
         import tables  # registers PyTables' own Blosc
 
         report["plugins_before"] = hi.mapped_plugins()

@@ -7,7 +7,8 @@
   kept verbatim by writing where no filter is available.
 * h5repack applying our filters (UD=), re-chunking through them, and removing them.
 * Blosc with BLOSC_NTHREADS > 1 on both sides; with 2 threads every complib writes enough
-  blocks for both threads, and the peer reads them.
+  blocks for both threads, and the peer reads them; both plugins in one process, sharing
+  c-blosc's global pool.
 """
 import ctypes
 import ctypes.util
@@ -332,3 +333,36 @@ def test_blosc_two_threads_every_complib(work):
         assert hi.classify(report["plugins"]) == side
         for spec in specs:
             assert arrays[spec["name"]].tobytes() == hi.make_array(spec).tobytes(), (side, threads, spec["name"])
+
+
+def blocks_by_index(frame):
+    """A Blosc frame's stored blocks by block index, wherever c-blosc's threads put them."""
+    nbytes, blocksize = (int.from_bytes(frame[i:i + 4], "little") for i in (4, 8))
+    if frame[2] & 0x02:  # a copied frame: no blocks
+        return [frame]
+    starts = [int.from_bytes(frame[16 + 4 * i:20 + 4 * i], "little") for i in range(-(-nbytes // blocksize))]
+    ends = sorted(starts) + [len(frame)]
+    return [frame[s:ends[ends.index(s) + 1]] for s in starts]
+
+
+def test_ours_and_the_peer_in_one_process_with_two_threads(work):
+    """With BLOSC_NTHREADS=2 both plugins use the one libblosc's global API (its thread pool,
+    its compressor setting). Alternating in one process, each writes c-blosc's frames for its
+    own dataset's parameters (the other's header and blocks) and reads every dataset back; our
+    plugin leaves c-blosc's two pool threads waiting for the next chunk, as the peer does."""
+    complibs = ("blosclz", "lz4", "zstd", "lz4hc")
+    specs = [dict(name=c, dtype="f4", shape=[600_000], chunks=[262_144], filter="blosc",
+                  opts=hi.blosc_opts(c, 5, "byte")) for c in complibs]
+    (work / "both.json").write_text(json.dumps(specs))
+    path = work / "both.h5"
+    libs = (os.path.join(hi.plugin_dir(), "libh5sparse_blosc.so"), os.path.join(hi.peer_dir(), "libH5Zblosc.so"))
+    report = hi.run_worker(work / "no-plugins", "both-blosc", work / "both.json", path, *libs,
+                           extra_env={"BLOSC_NTHREADS": "2"})
+    assert hi.classify(report["plugins"]) == "both", report["plugins"]
+    for reader, correct in report["correct"].items():
+        assert all(correct.values()), (reader, correct)
+    assert report["tasks"][1] >= report["tasks"][0] + 2, report["tasks"]
+    for c in complibs:
+        ours, peer = frames_of(path, f"ours/{c}"), frames_of(path, f"peer/{c}")
+        assert [f[:16] for f in ours] == [f[:16] for f in peer], c
+        assert [blocks_by_index(f) for f in ours] == [blocks_by_index(f) for f in peer], c

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../c/test_support.h"
 #include "h5sparse.h"
+#include "../c/test_support.h"
 
 enum { ROWS = 30, COLS = 40, MAX = 2000 };
 
@@ -180,8 +180,5 @@ int main(int argc, char **argv) {
   H5Sclose(space);
   H5Dclose(dset);
   H5Fclose(file);
-  const ssize_t open = H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL);
-  check(open == 0, "no identifiers left open (%zd)", open);
-  printf("%d checks, %d failures\n", g_checks, g_failures);
-  return g_failures ? 1 : 0;
+  return finish_checks();
 }

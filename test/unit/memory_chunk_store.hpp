@@ -1,11 +1,15 @@
 // A ChunkStore in memory for the engine's unit tests: chunks in a map by origin, with switches
-// for an SWMR writer's rule and for a write that fails; and the tests' dataset parameters.
+// for an SWMR writer's rule and for a write that fails; the tests' dataset parameters; and the
+// pieces of the selections they write and read.
 #pragma once
 
 #include <cstring>
+#include <algorithm>
 #include <map>
+#include <random>
 #include <string>
 
+#include "h5sparse/chunk_grid.hpp"
 #include "h5sparse/engine/chunk_store.hpp"
 #include "h5sparse/error.hpp"
 #include "h5sparse/sparse_layout.hpp"
@@ -61,4 +65,31 @@ inline h5sparse::SparseParams test_params(const h5sparse::Coords& chunk_dims, bo
   p.fill.resize(sizeof(TestValue));
   std::memcpy(p.fill.data(), &kTestFill, sizeof(TestValue));
   return p;
+}
+
+// Every element of the extent, as the connector makes the pieces of a whole-dataset selection.
+inline std::vector<h5sparse::ChunkPiece> every_element(const h5sparse::ChunkGrid& grid) {
+  std::uint64_t total = 1;
+  for (std::uint64_t d : grid.dataset_dims()) total *= d;
+  std::vector<h5sparse::ChunkPiece> pieces;
+  grid.split(0, total, 0, pieces);
+  h5sparse::group_by_chunk(pieces);
+  return pieces;
+}
+
+// Random runs of linear offsets (in random order, overlapping) as the connector makes pieces of
+// a point or hyperslab selection: split by the grid, grouped by chunk.
+inline std::vector<h5sparse::ChunkPiece> random_pieces(const h5sparse::ChunkGrid& grid, std::uint64_t total,
+                                                       std::mt19937& rng, std::vector<std::uint64_t>& offsets) {
+  std::vector<h5sparse::ChunkPiece> pieces;
+  offsets.clear();
+  const int runs = 1 + int(rng() % 6);
+  for (int r = 0; r < runs; ++r) {
+    const std::uint64_t start = rng() % total;
+    const std::uint64_t length = 1 + rng() % std::min<std::uint64_t>(total - start, rng() % 2 ? 5 : 200);
+    grid.split(start, length, offsets.size(), pieces);
+    for (std::uint64_t k = 0; k < length; ++k) offsets.push_back(start + k);
+  }
+  h5sparse::group_by_chunk(pieces);
+  return pieces;
 }

@@ -19,42 +19,14 @@ namespace {
 using Value = TestValue;
 constexpr Value kFill = kTestFill;
 
-
 // The model: each element's value and whether it is defined, by linear offset in the extent.
 struct Model {
   std::vector<Value> value;
   std::vector<bool> defined;
 };
 
-// Every element of the extent, as the connector makes the pieces of a whole-dataset selection.
-std::vector<ChunkPiece> every_element(const ChunkGrid& grid) {
-  std::uint64_t total = 1;
-  for (std::uint64_t d : grid.dataset_dims()) total *= d;
-  std::vector<ChunkPiece> pieces;
-  grid.split(0, total, 0, pieces);
-  group_by_chunk(pieces);
-  return pieces;
-}
-
 const std::uint8_t* bytes_of(const std::vector<Value>& values) {
   return reinterpret_cast<const std::uint8_t*>(values.data());
-}
-
-// Random runs of linear offsets (in random order, overlapping) as the connector makes pieces of
-// a point or hyperslab selection: split by the grid, grouped by chunk.
-std::vector<ChunkPiece> random_pieces(const ChunkGrid& grid, std::uint64_t total, std::mt19937& rng,
-                                      std::vector<std::uint64_t>& offsets) {
-  std::vector<ChunkPiece> pieces;
-  offsets.clear();
-  const int runs = 1 + int(rng() % 6);
-  for (int r = 0; r < runs; ++r) {
-    const std::uint64_t start = rng() % total;
-    const std::uint64_t length = 1 + rng() % std::min<std::uint64_t>(total - start, rng() % 2 ? 5 : 200);
-    grid.split(start, length, offsets.size(), pieces);
-    for (std::uint64_t k = 0; k < length; ++k) offsets.push_back(start + k);
-  }
-  group_by_chunk(pieces);
-  return pieces;
 }
 
 void expect_matches(const SparseEngine& engine, MemoryChunkStore& store, const ChunkGrid& grid, const Model& model,

@@ -12,6 +12,7 @@
 #include "h5sparse/checksum.hpp"
 #include "h5sparse/error.hpp"
 #include "h5sparse/filter_ids.hpp"
+#include "h5sparse/sparse_layout.hpp"
 #include "h5sparse/var_chunk.hpp"
 #include "h5sparse/varint.hpp"
 
@@ -289,4 +290,67 @@ TEST(VarChunk, SectionsNearFourGiBAreRefused) {
     EXPECT_NE(std::string(e.what()).find("section 3 (data) of 4294967296 bytes exceeds"), std::string::npos) << e.what();
   }
   EXPECT_THROW(check_var_section_sizes({0, 0, std::uint64_t(1) << 33, 0}), Error);
+}
+
+// Parameters version 2 (docs/FORMAT.md): four pipelines, the element's parts, the true type.
+SparseParams var_params() {
+  SparseParams p;
+  p.options = kOptionFillIsUndefined;
+  p.layout = compound_layout(1);
+  p.slot_kinds = {SlotKind::utf8, SlotKind::sequence};
+  p.true_type = {3, 1, 0x36, 0, 0, 0, 7};  // any bytes: only the connector decodes them
+  return p;
+}
+
+TEST(VarParams, CompleteFormRoundTrips) {
+  const SparseParams p = var_params();
+  const std::vector<unsigned> complete = to_cd_values(p);
+  EXPECT_EQ(complete[0], kVarParamsMagic);
+  ASSERT_TRUE(is_complete_form(complete.data(), complete.size()));
+  const SparseParams back = from_cd_values(complete.data(), complete.size());
+  EXPECT_TRUE(back.is_var());
+  EXPECT_EQ(back.options, p.options);
+  EXPECT_EQ(back.layout.dims, p.layout.dims);
+  EXPECT_EQ(back.layout.element_size, kVarCarrierSize);
+  EXPECT_EQ(back.layout.var, p.layout.var);
+  EXPECT_EQ(back.layout.lengths_pipeline, p.layout.lengths_pipeline);
+  EXPECT_EQ(back.layout.data_pipeline, p.layout.data_pipeline);
+  EXPECT_EQ(back.slot_kinds, p.slot_kinds);
+  EXPECT_EQ(back.true_type, p.true_type);
+  EXPECT_TRUE(back.fill.empty());
+  // The request form carries the four pipelines.
+  const SparseParams request = parse_request(to_request(p));
+  EXPECT_EQ(request.layout.data_pipeline, p.layout.data_pipeline);
+  EXPECT_EQ(request.layout.lengths_pipeline, p.layout.lengths_pipeline);
+  // Sections 2-3 named before the datatype is known (a DCPL) survive the request form.
+  SparseParams before_type;
+  before_type.layout.data_pipeline = p.layout.data_pipeline;
+  EXPECT_EQ(parse_request(to_request(before_type)).layout.data_pipeline, p.layout.data_pipeline);
+}
+
+TEST(VarParams, BadParametersAreRefused) {
+  SparseParams no_type = var_params();
+  no_type.true_type.clear();
+  EXPECT_THROW(to_cd_values(no_type), Error);
+  SparseParams wide_string = var_params();
+  wide_string.layout.var.slot_base_sizes[0] = 2;  // a string's base size is 1
+  EXPECT_THROW(to_cd_values(wide_string), Error);
+  SparseParams with_fill = var_params();
+  with_fill.fill.assign(kVarCarrierSize, 1);
+  EXPECT_THROW(to_cd_values(with_fill), Error);
+  SparseParams fixed_with_data = var_params();
+  fixed_with_data.layout.var = VarType{};
+  EXPECT_THROW(to_cd_values(fixed_with_data), Error);  // sections 2-3 pipelines on a fixed-size type
+  const std::vector<unsigned> good = to_cd_values(var_params());
+  for (std::size_t n = 1; n < good.size(); ++n) EXPECT_THROW(from_cd_values(good.data(), n), Error) << n;
+  std::vector<unsigned> bad_kind = good;
+  const std::size_t slots_at = good.size() - 2 - 1 - 4 - 1;  // ... M, 2 x (kind, base), t, 2 words
+  ASSERT_EQ(bad_kind[slots_at], 2u);
+  bad_kind[slots_at + 1] = 3;  // a kind from a newer writer
+  try {
+    from_cd_values(bad_kind.data(), bad_kind.size());
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::unsupported);
+  }
 }

@@ -83,12 +83,19 @@ const char* blosc_compressor_name(BloscCompressor compressor) noexcept;
 /// True when the linked c-blosc was built with this compressor.
 bool blosc_compressor_available(BloscCompressor compressor) noexcept;
 
+/// Where c-blosc's threads come from when nthreads > 1: started and joined in each call (its
+/// context calls, safe on any thread), or c-blosc's global pool, kept between calls (its global
+/// API, as hdf5-blosc uses it; one call at a time process-wide): for HDF5's filter calls only,
+/// never for our own worker threads. Same frames either way.
+enum class BloscPool : int { per_call = 0, global = 1 };
+
 struct BloscParams {
   int clevel = 5;
   Shuffle shuffle = Shuffle::byte;
   BloscCompressor compressor = BloscCompressor::blosclz;
   std::size_t typesize = 1;
   int nthreads = 1;
+  BloscPool pool = BloscPool::per_call;
 };
 /// Blosc's worst-case frame size for `src_size` input bytes.
 std::size_t blosc_compress_bound(std::size_t src_size) noexcept;
@@ -104,7 +111,7 @@ std::size_t blosc_store(std::uint8_t* dst, std::size_t dst_capacity, const std::
 std::size_t blosc_decoded_size(const std::uint8_t* src, std::size_t src_size);
 /// Decodes a validated frame; `dst_capacity` must be >= blosc_decoded_size().
 std::size_t blosc_decompress(std::uint8_t* dst, std::size_t dst_capacity, const std::uint8_t* src,
-                             std::size_t src_size, int nthreads);
+                             std::size_t src_size, int nthreads, BloscPool pool = BloscPool::per_call);
 /// Threads to use for blosc: $BLOSC_NTHREADS if it is a positive integer, else 1.
 int blosc_threads_from_environment() noexcept;
 

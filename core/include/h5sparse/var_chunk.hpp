@@ -64,7 +64,8 @@ void check_var_section_sizes(const std::array<std::uint64_t, 4>& sizes);
 
 /// Serializes a chunk in format version 3. Error(invalid_argument) for inconsistent elements
 /// or a layout without slots; Error(unsupported) for a chunk beyond the 4 GiB limits.
-Bytes encode_var_chunk(const ChunkVarElements& chunk, const ChunkLayout& layout);
+/// `padding` zero bytes follow the sections (an SWMR writer's rewrite changes a chunk's size).
+Bytes encode_var_chunk(const ChunkVarElements& chunk, const ChunkLayout& layout, std::uint32_t padding = 0);
 
 /// Decodes and verifies a version-3 chunk (header, four pipelines and checksums, selection,
 /// sizes, every length): Error(corrupt_data) naming the section at fault, Error(unsupported)

@@ -334,6 +334,7 @@ class Scan {
 
 void SparseEngine::scan_coordinates(ChunkStore& store, const ChunkGrid& grid, const CoordinateScan& scan,
                                     const CoordinateSink& sink) const {
+  require_fixed_size("a coordinate scan");
   for (const Box& box : scan.region) {
     H5SPARSE_FAIL_IF(box.start.size() != grid.rank() || box.count.size() != grid.rank(), ErrorCode::invalid_argument,
                      "region box of the wrong rank");

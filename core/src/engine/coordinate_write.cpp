@@ -220,6 +220,7 @@ class CoordinateUpdate {
 
 void SparseEngine::write_coordinates(ChunkStore& store, const ChunkGrid& grid, const std::uint64_t* coords,
                                      std::size_t n, const std::uint8_t* values) const {
+  require_fixed_size("a coordinate write");
   H5SPARSE_FAIL_IF(n > 0 && values == nullptr, ErrorCode::invalid_argument, "no values to write");
   PointsByChunk points = detail::group_points(grid, coords, n);
   const SparseChange change;
@@ -228,6 +229,7 @@ void SparseEngine::write_coordinates(ChunkStore& store, const ChunkGrid& grid, c
 
 void SparseEngine::erase_coordinates(ChunkStore& store, const ChunkGrid& grid, const std::uint64_t* coords,
                                      std::size_t n) const {
+  require_fixed_size("a coordinate erase");
   PointsByChunk points = detail::group_points(grid, coords, n);
   const SparseChange change;
   CoordinateUpdate(*this, store, grid, std::move(points), nullptr).run();

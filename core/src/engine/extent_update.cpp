@@ -15,16 +15,32 @@ ExtentUpdate::ExtentUpdate(const SparseEngine& engine, ChunkStore& store, const 
     : engine_(engine), store_(store), change_(old_dims, new_dims, engine.params().layout.dims), old_dims_(old_dims) {
   const std::size_t es = engine.params().layout.element_size;
   for (const Coords& origin : boundary_chunks()) {
+    if (engine.params().is_var()) {
+      prepare_var(origin);
+      continue;
+    }
     StructuredChunk chunk = engine_.read_chunk(store_, origin);
     if (chunk.defined.none()) continue;  // HDF5 encodes an all-fill chunk as empty again
     if (change_.rewritten_by_hdf5(origin)) {
-      rewritten_.push_back({origin, std::move(chunk)});
+      rewritten_.push_back({origin, std::move(chunk), ChunkVarElements{}});
       continue;
     }
     const std::uint64_t before = chunk.defined.defined_count();
     h5sparse::erase(chunk, change_.outside_kept(origin), es);
     if (chunk.defined.defined_count() != before) engine_.write_chunk(store_, origin, chunk, 0);
   }
+}
+
+void ExtentUpdate::prepare_var(const Coords& origin) {
+  ChunkVarElements chunk = engine_.read_var_chunk(store_, origin);
+  if (chunk.offsets.empty()) return;
+  if (change_.rewritten_by_hdf5(origin)) {
+    engine_.write_var_chunk(store_, origin, ChunkVarElements{}, 0);
+    rewritten_.push_back({origin, StructuredChunk{}, std::move(chunk)});
+    return;
+  }
+  if (erase_var_elements(chunk, change_.outside_kept(origin), engine_.params().layout.var) > 0)
+    engine_.write_var_chunk(store_, origin, chunk, 0);
 }
 
 std::vector<Coords> ExtentUpdate::boundary_chunks() const {
@@ -42,6 +58,11 @@ std::vector<Coords> ExtentUpdate::boundary_chunks() const {
 void ExtentUpdate::after(bool moved) {
   const std::size_t es = engine_.params().layout.element_size;
   for (Saved& s : rewritten_) {
+    if (engine_.params().is_var()) {
+      if (moved) erase_var_elements(s.var, change_.outside_kept(s.origin), engine_.params().layout.var);
+      engine_.write_var_chunk(store_, s.origin, s.var, 0);
+      continue;
+    }
     if (moved) h5sparse::erase(s.chunk, change_.outside_kept(s.origin), es);
     engine_.write_chunk(store_, s.origin, s.chunk, 0);
   }

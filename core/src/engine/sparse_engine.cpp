@@ -96,14 +96,27 @@ void SparseEngine::erase(ChunkStore& store, const ChunkGrid& grid, const std::ve
   const std::uint64_t chunk_elements = params_.layout.element_count();
   for_each_chunk_group(pieces, [&](std::size_t begin, std::size_t end) {
     const Coords origin = grid.chunk_origin(pieces[begin].chunk);
-    std::size_t replaced_size = 0;
-    StructuredChunk chunk = read_chunk(store, origin, &replaced_size);
-    if (chunk.defined.none()) return;
     ChunkSelection erased(chunk_elements);
     for (std::size_t i = begin; i < end; ++i) erased.set_range(pieces[i].in_chunk_start, pieces[i].length);
+    std::size_t replaced_size = 0;
+    if (params_.is_var()) {
+      ChunkVarElements chunk = read_var_chunk(store, origin, &replaced_size);
+      if (erase_var_elements(chunk, erased, params_.layout.var) > 0)
+        write_var_chunk(store, origin, chunk, replaced_size);
+      return;
+    }
+    StructuredChunk chunk = read_chunk(store, origin, &replaced_size);
+    if (chunk.defined.none()) return;
     h5sparse::erase(chunk, erased, params_.layout.element_size);
     write_chunk(store, origin, chunk, replaced_size);
   });
+}
+
+ChunkSelection SparseEngine::defined_in_chunk(ChunkStore& store, const Coords& origin) const {
+  if (!params_.is_var()) return read_chunk(store, origin).defined;
+  ChunkSelection defined(params_.layout.element_count());
+  for (std::uint32_t offset : read_var_chunk(store, origin).offsets) defined.set(offset);
+  return defined;
 }
 
 std::vector<std::uint64_t> SparseEngine::defined(ChunkStore& store, const ChunkGrid& grid,
@@ -111,11 +124,11 @@ std::vector<std::uint64_t> SparseEngine::defined(ChunkStore& store, const ChunkG
   std::vector<std::uint64_t> linear;
   const Coords& dims = grid.dataset_dims();
   for_each_chunk_group(pieces, [&](std::size_t begin, std::size_t end) {
-    const StructuredChunk chunk = read_chunk(store, grid.chunk_origin(pieces[begin].chunk));
-    for (std::size_t i = begin; i < end && !chunk.defined.none(); ++i) {
+    const ChunkSelection chunk_defined = defined_in_chunk(store, grid.chunk_origin(pieces[begin].chunk));
+    for (std::size_t i = begin; i < end && !chunk_defined.none(); ++i) {
       const ChunkPiece& p = pieces[i];
       for (std::uint64_t k = p.in_chunk_start; k < p.in_chunk_start + p.length; ++k) {
-        if (!chunk.defined.test(k)) continue;
+        if (!chunk_defined.test(k)) continue;
         std::uint64_t offset = 0;
         const Coords c = grid.element_coords(p.chunk, k);
         for (std::size_t d = 0; d < dims.size(); ++d) offset = offset * dims[d] + c[d];
@@ -129,7 +142,7 @@ std::vector<std::uint64_t> SparseEngine::defined(ChunkStore& store, const ChunkG
 }
 
 void SparseEngine::check_chunks(ChunkStore& store, const ChunkGrid& grid, const std::vector<ChunkPiece>& pieces) const {
-  for_each_chunk_group(pieces, [&](std::size_t begin, std::size_t) { read_chunk(store, grid.chunk_origin(pieces[begin].chunk)); });
+  for_each_chunk_group(pieces, [&](std::size_t begin, std::size_t) { defined_in_chunk(store, grid.chunk_origin(pieces[begin].chunk)); });
 }
 
 }  // namespace h5sparse

@@ -84,6 +84,7 @@ struct ChunkPieces {
 }  // namespace
 
 void SparseEngine::read(ChunkStore& store, const ChunkRequest& request, const ReadTarget& to) const {
+  require_fixed_size("a read");
   const StreamFence fence{to.streaming};
   if (request.elements == 0) return;
   const std::vector<std::size_t> starts = request.whole ? std::vector<std::size_t>() : chunk_group_starts(request.pieces);

@@ -248,6 +248,7 @@ class BandedWrite {
 
 void SparseEngine::write(ChunkStore& store, const ChunkGrid& grid, const std::vector<ChunkPiece>& pieces,
                          const std::uint8_t* values) const {
+  require_fixed_size("a write");
   const SparseChange change;
   BandedWrite(*this, store, grid, pieces, values).run();
 }

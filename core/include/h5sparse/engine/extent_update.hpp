@@ -9,6 +9,8 @@
 //  - a grow leaves stored chunks alone, so whatever a chunk holds outside the old extent (only
 //    writers without the connector put anything there) would become visible: it is erased
 //    before the change.
+// Variable-length chunks have no dense form for HDF5 to rewrite: a chunk HDF5 would rewrite is
+// saved and replaced by the empty chunk (which the filter expands to zeros) before the change.
 #pragma once
 
 #include <vector>
@@ -30,8 +32,10 @@ class ExtentUpdate {
   struct Saved {
     Coords origin;
     StructuredChunk chunk;
+    ChunkVarElements var;  ///< a variable-length dataset's chunk
   };
   std::vector<Coords> boundary_chunks() const;
+  void prepare_var(const Coords& origin);
 
   const SparseEngine& engine_;
   ChunkStore& store_;

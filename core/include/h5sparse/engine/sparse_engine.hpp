@@ -18,6 +18,7 @@
 #include "h5sparse/engine/chunk_store.hpp"
 #include "h5sparse/engine/coordinates.hpp"
 #include "h5sparse/sparse_layout.hpp"
+#include "h5sparse/var_chunk.hpp"
 
 namespace h5sparse {
 
@@ -94,6 +95,22 @@ class SparseEngine {
   void scan_coordinates(ChunkStore& store, const ChunkGrid& grid, const CoordinateScan& scan,
                         const CoordinateSink& sink) const;
 
+  /// Variable-length datasets (params().is_var(); var_engine.cpp). Define-by-write: the
+  /// elements of `pieces` take element `piece.source + i` of `values`; later duplicates win;
+  /// with the fill-is-undefined option, an element whose slots are all NULL becomes undefined.
+  /// erase, defined and check_chunks serve both kinds of dataset; write and read of
+  /// fixed-size values refuse variable-length datasets.
+  void write_var(ChunkStore& store, const ChunkGrid& grid, const std::vector<ChunkPiece>& pieces,
+                 const VarValues& values) const;
+  /// The request's elements in selection order (`source`): undefined ones with every slot
+  /// NULL and a zero fixed part.
+  VarValues read_var(ChunkStore& store, const ChunkRequest& request) const;
+  /// The variable-length chunk stored at `origin` (no elements when none is stored).
+  ChunkVarElements read_var_chunk(ChunkStore& store, const Coords& origin, std::size_t* stored_size = nullptr) const;
+  /// Stores `chunk` at `origin` (as write_chunk).
+  void write_var_chunk(ChunkStore& store, const Coords& origin, const ChunkVarElements& chunk,
+                       std::size_t replaced_size) const;
+
   /// Decodes each chunk of `pieces`, throwing the first failure naming its chunk (a failed
   /// read elsewhere cannot say which chunk it was).
   void check_chunks(ChunkStore& store, const ChunkGrid& grid, const std::vector<ChunkPiece>& pieces) const;
@@ -119,6 +136,9 @@ class SparseEngine {
   void read_decoding(ChunkStore& store, const ChunkRequest& request, const std::vector<std::size_t>& starts,
                      const ReadTarget& to) const;
   std::vector<std::uint64_t> stored_sizes(ChunkStore& store, const ChunkGrid& grid) const;
+  /// Which elements of the chunk at `origin` are defined (either kind of dataset).
+  ChunkSelection defined_in_chunk(ChunkStore& store, const Coords& origin) const;
+  void require_fixed_size(const char* operation) const;
 
   SparseParams params_;
   // Decoded chunks of partial reads (null: none kept).

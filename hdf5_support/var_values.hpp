@@ -1,0 +1,50 @@
+// Variable-length datatypes in the sparse engine's terms (docs/DESIGN.md, "Variable-length
+// data"): the carrier a variable-length dataset is created with (an opaque 16-byte type, the
+// true type in the filter's parameters version 2), and the values of a transfer converted
+// between HDF5's memory forms (char* strings, hvl_t sequences) and the engine's VarValues.
+// Supported: variable-length strings, variable-length sequences of a fixed-size type, and
+// compounds whose members are fixed-size types or either of those.
+#pragma once
+
+#include <hdf5.h>
+
+#include <optional>
+
+#include "file_selection.hpp"
+#include "h5sparse/engine/sparse_engine.hpp"
+#include "handle.hpp"
+
+namespace h5sparse::hdf5 {
+
+/// What a variable-length dataset is created as: the opaque carrier and a copy of the DCPL
+/// holding the complete parameters (version 2) and no fill value of the true type.
+struct VarCarrier {
+  Handle type;
+  Handle dcpl;
+};
+
+/// The carrier of a dataset being created with `type` and `dcpl`, or nullopt when it is no
+/// sparse variable-length dataset (no structured-chunk filter, or a fixed-size type).
+/// Error(unsupported) for variable-length types that cannot be described (nested ones, arrays
+/// of them).
+std::optional<VarCarrier> var_carrier(hid_t dcpl, hid_t type);
+
+/// The true datatype of a variable-length dataset, decoded from its parameters.
+Handle true_type_of(const SparseParams& params);
+
+/// H5Dwrite of a variable-length dataset: the `sel.npoints` memory elements of `mem_type`
+/// (char* or hvl_t, converted to the base type of `file_type`; a compound in `file_type`
+/// itself) written by the engine.
+void write_var_values(const SparseEngine& engine, ChunkStore& store, const FileSelection& sel, hid_t mem_type,
+                      hid_t mem_space, hid_t file_type, hid_t dxpl, const void* buf);
+
+/// H5Dread of a variable-length dataset: the selection's values put into `buf` as `mem_type`,
+/// payloads allocated by the DXPL's variable-length allocator (H5Pset_vlen_mem_manager; by
+/// default malloc, as HDF5's, so H5Treclaim frees them); undefined elements read as NULL.
+void read_var_values(const SparseEngine& engine, ChunkStore& store, const FileSelection& sel, hid_t mem_type,
+                     hid_t mem_space, hid_t file_type, hid_t dxpl, void* buf);
+
+/// H5Dvlen_get_buf_size: the bytes a read of the selection as `mem_type` allocates.
+hsize_t var_buffer_size(const SparseEngine& engine, ChunkStore& store, const FileSelection& sel, hid_t mem_type);
+
+}  // namespace h5sparse::hdf5
