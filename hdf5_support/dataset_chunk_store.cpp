@@ -1,6 +1,8 @@
 // The engine's chunk store over the public direct chunk API (dataset_chunk_store.hpp).
 #include "dataset_chunk_store.hpp"
 
+#include <algorithm>
+
 #include "error_stack.hpp"
 #include "h5sparse/engine/sparse_engine.hpp"
 #include "h5sparse/error.hpp"
@@ -26,13 +28,8 @@ int collect_entry(const hsize_t* offset, unsigned filter_mask, haddr_t addr, hsi
 }  // namespace
 
 bool DatasetChunkStore::read(const Coords& origin, StoredChunk& into) {
-  const std::vector<hsize_t> at(origin.begin(), origin.end());
-  unsigned mask = 0;
-  haddr_t address = HADDR_UNDEF;
-  hsize_t size = 0;
-  throw_if_negative(H5Dget_chunk_info_by_coord(dset_, at.data(), &mask, &address, &size),
-                    "cannot look up chunk " + coords_text(origin) + " of " + name());
-  if (address == HADDR_UNDEF || size == 0) return false;
+  const std::uint64_t size = stored_size(origin);
+  if (size == 0) return false;
   read_sized(origin, size, into);
   return true;
 }
@@ -61,8 +58,21 @@ std::vector<DatasetChunkStore::Entry> DatasetChunkStore::entries() const {
   return entries;
 }
 
-void DatasetChunkStore::list(const std::function<void(const Coords&, std::uint64_t)>& f) {
-  for (const Entry& e : entries()) f(e.origin, e.size);
+bool DatasetChunkStore::list(const std::function<void(const Coords&, std::uint64_t)>& f, std::size_t limit) {
+  const std::vector<Entry> all = entries();
+  const std::size_t n = std::min(limit, all.size());
+  for (std::size_t i = 0; i < n; ++i) f(all[i].origin, all[i].size);
+  return n == all.size();
+}
+
+std::uint64_t DatasetChunkStore::stored_size(const Coords& origin) {
+  const std::vector<hsize_t> at(origin.begin(), origin.end());
+  unsigned mask = 0;
+  haddr_t address = HADDR_UNDEF;
+  hsize_t size = 0;
+  throw_if_negative(H5Dget_chunk_info_by_coord(dset_, at.data(), &mask, &address, &size),
+                    "cannot look up chunk " + coords_text(origin) + " of " + name());
+  return address == HADDR_UNDEF ? 0 : size;  // a chunk is never stored in 0 bytes
 }
 
 }  // namespace h5sparse::hdf5

@@ -22,12 +22,18 @@ void NativeChunkStore::write(const Coords& origin, ByteView bytes) {
   write_stored_chunk(under_, under_vol_id_, at(origin), bytes, dxpl_);
 }
 
-void NativeChunkStore::list(const std::function<void(const Coords&, std::uint64_t)>& f) {
+bool NativeChunkStore::list(const std::function<void(const Coords&, std::uint64_t)>& f, std::size_t limit) {
   Coords origin;
-  for (const IndexEntry& e : stored_chunk_index(under_, under_vol_id_, rank_, dxpl_)) {
+  const std::vector<IndexEntry> entries = stored_chunk_index(under_, under_vol_id_, rank_, dxpl_, limit);
+  for (const IndexEntry& e : entries) {
     origin.assign(e.origin.begin(), e.origin.end());
     f(origin, e.size);
   }
+  return entries.size() < limit || limit == kEveryChunk;
+}
+
+std::uint64_t NativeChunkStore::stored_size(const Coords& origin) {
+  return stored_chunk_bytes(under_, under_vol_id_, at(origin), dxpl_);
 }
 
 std::string NativeChunkStore::name() const { return "dataset '" + dataset_name(under_, under_vol_id_) + "'"; }

@@ -18,7 +18,8 @@ class NativeChunkStore final : public ChunkStore {
   bool read(const Coords& origin, StoredChunk& into) override;
   void read_sized(const Coords& origin, std::uint64_t size, StoredChunk& into) override;
   void write(const Coords& origin, ByteView bytes) override;
-  void list(const std::function<void(const Coords&, std::uint64_t)>& f) override;
+  bool list(const std::function<void(const Coords&, std::uint64_t)>& f, std::size_t limit) override;
+  std::uint64_t stored_size(const Coords& origin) override;
   bool moves_rewritten_chunks() const override { return moves_rewritten_; }
   std::string name() const override;
 

@@ -172,6 +172,10 @@ unsigned read_native_chunk(void* under, hid_t under_vol_id, const hsize_t* origi
 
 }  // namespace
 
+std::uint64_t stored_chunk_bytes(void* under, hid_t under_vol_id, const std::vector<hsize_t>& origin, hid_t dxpl) {
+  return stored_chunk_size(under, under_vol_id, origin.data(), dxpl);
+}
+
 bool read_stored_chunk_into(void* under, hid_t under_vol_id, const std::vector<hsize_t>& origin, hid_t dxpl,
                             StoredChunk& chunk) {
   const hsize_t size = stored_chunk_size(under, under_vol_id, origin.data(), dxpl);
@@ -223,6 +227,7 @@ namespace {
 struct IterState {
   std::size_t rank;
   std::vector<IndexEntry>* entries;
+  std::size_t limit;
 };
 
 int collect_entry(const hsize_t* offset, unsigned /*filter_mask*/, haddr_t addr, hsize_t size, void* data) {
@@ -232,14 +237,15 @@ int collect_entry(const hsize_t* offset, unsigned /*filter_mask*/, haddr_t addr,
   } catch (...) {
     return H5_ITER_ERROR;  // out of memory: the iteration fails, HDF5 reports it
   }
-  return H5_ITER_CONT;
+  return state->entries->size() < state->limit ? H5_ITER_CONT : H5_ITER_STOP;
 }
 
 }  // namespace
 
-std::vector<IndexEntry> stored_chunk_index(void* under, hid_t under_vol_id, std::size_t rank, hid_t dxpl) {
+std::vector<IndexEntry> stored_chunk_index(void* under, hid_t under_vol_id, std::size_t rank, hid_t dxpl,
+                                           std::size_t limit) {
   std::vector<IndexEntry> entries;
-  IterState state{rank, &entries};
+  IterState state{rank, &entries, limit};
   H5VL_native_dataset_optional_args_t nargs{};
   nargs.chunk_iter.op = collect_entry;
   nargs.chunk_iter.op_data = &state;

@@ -61,6 +61,9 @@ std::optional<hsize_t> locate_stored_chunk(void* under, hid_t under_vol_id, cons
 std::optional<LocatedChunk> read_stored_chunk(void* under, hid_t under_vol_id, const std::vector<hsize_t>& origin,
                                               hid_t dxpl);
 
+/// The stored size of the chunk at `origin`, 0 when none is stored (one index probe).
+std::uint64_t stored_chunk_bytes(void* under, hid_t under_vol_id, const std::vector<hsize_t>& origin, hid_t dxpl);
+
 /// The chunk stored at `origin`, without its address, into `chunk`, whose buffer is reused (a loop over
 /// chunks allocates and zeroes it once); false, `chunk` unchanged, when none is stored.
 bool read_stored_chunk_into(void* under, hid_t under_vol_id, const std::vector<hsize_t>& origin, hid_t dxpl,
@@ -83,7 +86,8 @@ LocatedChunk read_listed_chunk(void* under, hid_t under_vol_id, const IndexEntry
 
 /// Every stored chunk, in the index's order (H5Dchunk_iter; collected first, so that callers
 /// may do chunk I/O of their own with the result).
-std::vector<IndexEntry> stored_chunk_index(void* under, hid_t under_vol_id, std::size_t rank, hid_t dxpl);
+std::vector<IndexEntry> stored_chunk_index(void* under, hid_t under_vol_id, std::size_t rank, hid_t dxpl,
+                                           std::size_t limit = SIZE_MAX);
 
 /// The kind of chunk index of the dataset below (H5Dget_chunk_index_type).
 H5D_chunk_index_t chunk_index_type(void* under, hid_t under_vol_id, hid_t dxpl);

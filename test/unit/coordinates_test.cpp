@@ -277,6 +277,25 @@ TEST(Coordinates, HugeExtent) {
   expect_scan_matches(engine, store, grid, model, {whole(dims)}, "huge");
   const Box band{{0, 0}, {std::uint64_t(1) << 20, dims[1]}};
   expect_scan_matches(engine, store, grid, model, {band}, "huge, a row band");
+  // A region of few chunk places in a large index: its places are looked up, the index is
+  // listed only in part; boxes sharing places give each chunk once.
+  const Box small{{std::uint64_t(1) << 30, std::uint64_t(1) << 29}, {4 * 1024, 3 * 1024 + 1}};
+  const Box overlapping{{(std::uint64_t(1) << 30) + 1024, std::uint64_t(1) << 29}, {1024, 2048}};
+  Points inside;
+  for (std::uint64_t k = 0; k < 50; ++k) {
+    inside.coords.push_back(small.start[0] + (k * 997) % small.count[0]);
+    inside.coords.push_back(small.start[1] + (k * 1231) % small.count[1]);
+    inside.values.push_back(Value(k));
+  }
+  engine.write_coordinates(store, grid, inside.coords.data(), inside.size(), bytes_of(inside.values));
+  apply(model, inside, 2, false, false);
+  store.lookups = 0;
+  expect_scan_matches(engine, store, grid, model, {small, overlapping}, "huge, a small region");
+  EXPECT_GE(scan(engine, store, grid, {small, overlapping}).coords.size(), 50u);
+  EXPECT_EQ(store.lookups, 2 * (4u * 4 + 2));  // two scans
+  store.lookups = 0;
+  expect_scan_matches(engine, store, grid, model, {whole(dims)}, "huge, listed");
+  EXPECT_EQ(store.lookups, 0u);
   engine.erase_coordinates(store, grid, p.coords.data(), p.size() / 2);
   Points half;
   half.coords.assign(p.coords.begin(), p.coords.begin() + std::ptrdiff_t(p.size() / 2 * 2));

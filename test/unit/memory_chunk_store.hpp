@@ -33,9 +33,20 @@ class MemoryChunkStore final : public h5sparse::ChunkStore {
       throw std::logic_error("a chunk was rewritten in place");
     chunks[origin] = h5sparse::Bytes(bytes.data, bytes.data + bytes.size);
   }
-  void list(const std::function<void(const h5sparse::Coords&, std::uint64_t)>& f) override {
+  bool list(const std::function<void(const h5sparse::Coords&, std::uint64_t)>& f, std::size_t limit) override {
+    ++listings;
     const auto copy = chunks;
-    for (const auto& [origin, bytes] : copy) f(origin, bytes.size());
+    std::size_t listed = 0;
+    for (const auto& [origin, bytes] : copy) {
+      if (listed++ == limit) return false;
+      f(origin, bytes.size());
+    }
+    return true;
+  }
+  std::uint64_t stored_size(const h5sparse::Coords& origin) override {
+    ++lookups;
+    const auto it = chunks.find(origin);
+    return it == chunks.end() ? 0 : it->second.size();
   }
   bool moves_rewritten_chunks() const override { return moves; }
   /// As HDF5 changes an extent: chunks wholly outside the new extent are dropped.
@@ -51,6 +62,7 @@ class MemoryChunkStore final : public h5sparse::ChunkStore {
   std::map<h5sparse::Coords, h5sparse::Bytes> chunks;
   bool moves = false;                 // as an SWMR writer: a rewritten chunk must change size
   std::size_t writes_left = SIZE_MAX;  // writes before the store starts refusing them
+  std::size_t listings = 0, lookups = 0;  // calls of list() and stored_size()
 };
 
 /// The engine tests' datasets: uint32 elements with fill value 7.

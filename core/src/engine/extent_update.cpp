@@ -51,7 +51,7 @@ std::vector<Coords> ExtentUpdate::boundary_chunks() const {
   }
   store_.list([&](const Coords& origin, std::uint64_t) {
     if (origin.size() == old_dims_.size() && change_.is_boundary(origin)) candidates.push_back(origin);
-  });
+  }, kEveryChunk);
   return candidates;
 }
 

@@ -145,7 +145,7 @@ std::vector<std::uint64_t> SparseEngine::stored_sizes(ChunkStore& store, const C
     for (std::size_t d = 0; inside && d < dims.size(); ++d)
       inside = origin[d] < dims[d] && origin[d] % grid.chunk_dims()[d] == 0;
     if (inside) sizes[std::size_t(grid.chunk_index(origin))] = size;  // others are no chunk of the extent
-  });
+  }, kEveryChunk);
   return sizes;
 }
 

@@ -24,6 +24,9 @@ struct StoredChunk {
   unsigned filter_mask = 0;
 };
 
+/// ChunkStore::list's limit for a listing of every stored chunk.
+constexpr std::size_t kEveryChunk = SIZE_MAX;
+
 class ChunkStore {
  public:
   virtual ~ChunkStore() = default;
@@ -36,9 +39,12 @@ class ChunkStore {
   virtual void read_sized(const Coords& origin, std::uint64_t size, StoredChunk& into) = 0;
   /// Stores `bytes` as the chunk at `origin` with filter mask 0.
   virtual void write(const Coords& origin, ByteView bytes) = 0;
-  /// Calls `f(origin, stored size)` for every stored chunk, in the index's order. The calls
-  /// come after the listing, so `f` may read and write chunks.
-  virtual void list(const std::function<void(const Coords&, std::uint64_t)>& f) = 0;
+  /// Calls `f(origin, stored size)` for the first `limit` stored chunks in the index's order
+  /// (kEveryChunk: all); true when that was every stored chunk. The calls come after the
+  /// listing, so `f` may read and write chunks.
+  virtual bool list(const std::function<void(const Coords&, std::uint64_t)>& f, std::size_t limit) = 0;
+  /// The stored size of the chunk at `origin`, 0 when none is stored (a lookup in the index).
+  virtual std::uint64_t stored_size(const Coords& origin) = 0;
   /// True when a chunk must not be rewritten with its old size (an SWMR writer would overwrite
   /// the flushed copy in place: readers and crash recovery need it intact).
   virtual bool moves_rewritten_chunks() const = 0;
