@@ -136,7 +136,7 @@ hid_t SparseDataset::get_defined(hid_t file_space, hid_t dxpl) {
   Handle result = checked(H5Scopy(sel.full.get()), "cannot create the result dataspace");
   throw_if_negative(H5Sselect_none(result.get()), "cannot clear the result selection");
   NativeChunkStore chunks = store(dxpl);
-  const std::vector<std::uint64_t> linear = engine_.defined(chunks, sel.grid, selection_pieces(sel.space, sel.grid));
+  const std::vector<std::uint64_t> linear = engine_.defined(chunks, sel.grid, hdf5::stored_pieces(engine_, chunks, sel));
   if (!linear.empty()) hdf5::select_linear_elements(result.get(), sel.grid.dataset_dims(), linear);
   return result.release();
 }
@@ -149,7 +149,7 @@ hsize_t SparseDataset::vlen_buf_size(hid_t mem_type, hid_t file_space, hid_t dxp
 void SparseDataset::diagnose_read(hid_t file_space, hid_t dxpl) const {
   const Selection sel = resolve(file_space, dxpl);
   NativeChunkStore chunks = store(dxpl);
-  engine_.check_chunks(chunks, sel.grid, selection_pieces(sel.space, sel.grid));
+  engine_.check_chunks(chunks, sel.grid, hdf5::stored_pieces(engine_, chunks, sel));
 }
 
 void SparseDataset::erase(hid_t file_space, hid_t dxpl) {
@@ -160,12 +160,7 @@ void SparseDataset::erase(hid_t file_space, hid_t dxpl) {
 #endif
   const Selection sel = resolve(file_space, dxpl);
   NativeChunkStore chunks = store(dxpl, relocate);
-  if (H5Sget_select_type(sel.space) == H5S_SEL_POINTS && !params().is_var()) {  // coordinate erase: fixed-size only
-    const std::vector<hsize_t> coords = hdf5::point_list(sel.space, std::size_t(sel.npoints), sel.grid.rank());
-    return engine_.erase_coordinates(chunks, sel.grid, reinterpret_cast<const std::uint64_t*>(coords.data()),
-                                     std::size_t(sel.npoints));
-  }
-  engine_.erase(chunks, sel.grid, selection_pieces(sel.space, sel.grid));
+  hdf5::erase_selection(engine_, chunks, sel);
 }
 
 NativeChunkStore SparseDataset::store(hid_t dxpl, bool moves_rewritten) const {

@@ -175,36 +175,66 @@ constexpr hssize_t kMaxBlocks = hssize_t(1) << 20;
 
 }  // namespace
 
-std::vector<Box> selection_boxes(hid_t space) {
-  const int ndims = H5Sget_simple_extent_ndims(space);
-  throw_if_negative(ndims, "cannot read the selection's rank");
-  const std::size_t rank = std::size_t(ndims);
-  std::vector<hsize_t> dims(rank);
-  throw_if_negative(H5Sget_simple_extent_dims(space, dims.data(), nullptr), "cannot read the selection's extent");
+namespace {
+
+// The boxes of "all" or of a hyperslab selection; false for other selections and for
+// hyperslabs of more than kMaxBlocks blocks.
+bool region_boxes(hid_t space, std::vector<Box>& boxes) {
+  const std::vector<std::uint64_t> dims = extent_of(space);
+  const std::size_t rank = dims.size();
   switch (H5Sget_select_type(space)) {
-    case H5S_SEL_NONE: return {};
-    case H5S_SEL_ALL: return {Box{Coords(rank, 0), Coords(dims.begin(), dims.end())}};
+    case H5S_SEL_ALL: boxes.assign(1, Box{Coords(rank, 0), dims}); return true;
     case H5S_SEL_HYPERSLABS: {
-      std::vector<Box> boxes;
-      if (as_one_box(space, rank, boxes)) return boxes;
+      if (as_one_box(space, rank, boxes)) return true;
       const hssize_t n = H5Sget_select_hyper_nblocks(space);
       throw_if_negative(n, "cannot count the selection's blocks");
-      H5SPARSE_FAIL_IF(n > kMaxBlocks, ErrorCode::unsupported,
-                       "a region of " + std::to_string(n) + " hyperslab blocks (more than 2^20): select fewer, larger blocks");
+      if (n > kMaxBlocks) return false;
       std::vector<hsize_t> corners(std::size_t(n) * 2 * rank);
       throw_if_negative(H5Sget_select_hyper_blocklist(space, 0, hsize_t(n), corners.data()),
                         "cannot list the selection's blocks");
-      return boxes_of(corners, std::size_t(n), rank, true);
+      boxes = boxes_of(corners, std::size_t(n), rank, true);
+      return true;
     }
-    case H5S_SEL_POINTS: {
-      const hssize_t n = H5Sget_select_elem_npoints(space);
-      throw_if_negative(n, "cannot count the selected points");
-      std::vector<hsize_t> points(std::size_t(n) * rank);
-      throw_if_negative(H5Sget_select_elem_pointlist(space, 0, hsize_t(n), points.data()),
-                        "cannot list the selected points");
-      return boxes_of(points, std::size_t(n), rank, false);
-    }
-    default: throw Error(ErrorCode::hdf5_call, "cannot read the selection's type");
+    default: return false;
+  }
+}
+
+}  // namespace
+
+std::vector<Box> selection_boxes(hid_t space) {
+  const H5S_sel_type type = H5Sget_select_type(space);
+  throw_if_negative(type, "cannot read the selection's type");
+  if (type == H5S_SEL_NONE) return {};
+  std::vector<Box> boxes;
+  if (type != H5S_SEL_POINTS) {
+    H5SPARSE_FAIL_IF(!region_boxes(space, boxes), ErrorCode::unsupported,
+                     "a region of more than 2^20 hyperslab blocks: select fewer, larger blocks");
+    return boxes;
+  }
+  const std::size_t rank = extent_of(space).size();
+  const hssize_t n = H5Sget_select_elem_npoints(space);
+  throw_if_negative(n, "cannot count the selected points");
+  std::vector<hsize_t> points(std::size_t(n) * rank);
+  throw_if_negative(H5Sget_select_elem_pointlist(space, 0, hsize_t(n), points.data()), "cannot list the selected points");
+  return boxes_of(points, std::size_t(n), rank, false);
+}
+
+std::vector<ChunkPiece> stored_pieces(const SparseEngine& engine, ChunkStore& store, const FileSelection& sel) {
+  std::vector<Box> boxes;
+  if (region_boxes(sel.space, boxes)) return engine.stored_region_pieces(store, sel.grid, boxes);
+  return selection_pieces(sel.space, sel.grid);
+}
+
+void erase_selection(const SparseEngine& engine, ChunkStore& store, const FileSelection& sel) {
+  std::vector<Box> boxes;
+  if (H5Sget_select_type(sel.space) == H5S_SEL_POINTS && !engine.params().is_var()) {
+    const std::vector<hsize_t> coords = point_list(sel.space, std::size_t(sel.npoints), sel.grid.rank());
+    engine.erase_coordinates(store, sel.grid, reinterpret_cast<const std::uint64_t*>(coords.data()),
+                             std::size_t(sel.npoints));
+  } else if (region_boxes(sel.space, boxes)) {
+    engine.erase_region(store, sel.grid, boxes);
+  } else {
+    engine.erase(store, sel.grid, selection_pieces(sel.space, sel.grid));
   }
 }
 

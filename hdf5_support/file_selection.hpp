@@ -13,6 +13,10 @@
 #include "h5sparse/engine/coordinates.hpp"
 #include "handle.hpp"
 
+namespace h5sparse {
+class SparseEngine;
+}
+
 namespace h5sparse::hdf5 {
 
 /// A simple dataspace's dimensions.
@@ -53,18 +57,21 @@ std::vector<hsize_t> point_list(hid_t space, std::size_t n, std::size_t rank);
 /// points one box each, "none" no box. More than 2^20 blocks: Error(unsupported).
 std::vector<Box> selection_boxes(hid_t space);
 
+/// The selection's pieces in the chunks `store` holds, for erase, get-defined and
+/// check_chunks (SparseEngine::stored_region_pieces): "all" and hyperslabs of up to 2^20
+/// blocks look up only the stored chunks they meet, so their cost follows those, not the
+/// selection's size; other selections give selection_pieces.
+std::vector<ChunkPiece> stored_pieces(const SparseEngine& engine, ChunkStore& store, const FileSelection& sel);
+
+/// Makes the selected elements undefined: points by coordinates, "all" and hyperslabs of up to
+/// 2^20 blocks as a region (SparseEngine::erase_region), others by their pieces.
+void erase_selection(const SparseEngine& engine, ChunkStore& store, const FileSelection& sel);
+
 /// Selects (replacing the selection of `space`, whose extent is `dims`) the elements at the
 /// row-major linear offsets `linear`.
 void select_linear_elements(hid_t space, const std::vector<std::uint64_t>& dims,
                             const std::vector<std::uint64_t>& linear);
 
-/// The coordinates (n x rank) of a point selection of n points, in selection order.
-std::vector<hsize_t> point_list(hid_t space, std::size_t n, std::size_t rank);
-
-/// The selected elements as boxes, for the region of a coordinate read: "all" is the extent,
-/// a hyperslab its blocks (a contiguous regular hyperslab, as h5py selects a slice, one box),
-/// points one box each, "none" no box. More than 2^20 blocks: Error(unsupported).
-std::vector<Box> selection_boxes(hid_t space);
 
 /// Selects (replacing the selection of `space`) the part inside the extent of each chunk.
 void select_chunks(hid_t space, const ChunkGrid& grid, const std::vector<std::uint64_t>& chunks);

@@ -24,12 +24,13 @@ void NativeChunkStore::write(const Coords& origin, ByteView bytes) {
 
 bool NativeChunkStore::list(const std::function<void(const Coords&, std::uint64_t)>& f, std::size_t limit) {
   Coords origin;
-  const std::vector<IndexEntry> entries = stored_chunk_index(under_, under_vol_id_, rank_, dxpl_, limit);
+  bool complete = true;
+  const std::vector<IndexEntry> entries = stored_chunk_index(under_, under_vol_id_, rank_, dxpl_, limit, &complete);
   for (const IndexEntry& e : entries) {
     origin.assign(e.origin.begin(), e.origin.end());
     f(origin, e.size);
   }
-  return entries.size() < limit || limit == kEveryChunk;
+  return complete;
 }
 
 std::uint64_t NativeChunkStore::stored_size(const Coords& origin) {

@@ -228,22 +228,27 @@ struct IterState {
   std::size_t rank;
   std::vector<IndexEntry>* entries;
   std::size_t limit;
+  bool more = false;  // an entry past the limit was seen
 };
 
 int collect_entry(const hsize_t* offset, unsigned /*filter_mask*/, haddr_t addr, hsize_t size, void* data) {
   auto* state = static_cast<IterState*>(data);
+  if (state->entries->size() == state->limit) {
+    state->more = true;
+    return H5_ITER_STOP;
+  }
   try {
     state->entries->push_back({std::vector<hsize_t>(offset, offset + state->rank), size, addr});
   } catch (...) {
     return H5_ITER_ERROR;  // out of memory: the iteration fails, HDF5 reports it
   }
-  return state->entries->size() < state->limit ? H5_ITER_CONT : H5_ITER_STOP;
+  return H5_ITER_CONT;
 }
 
 }  // namespace
 
 std::vector<IndexEntry> stored_chunk_index(void* under, hid_t under_vol_id, std::size_t rank, hid_t dxpl,
-                                           std::size_t limit) {
+                                           std::size_t limit, bool* complete) {
   std::vector<IndexEntry> entries;
   IterState state{rank, &entries, limit};
   H5VL_native_dataset_optional_args_t nargs{};
@@ -251,6 +256,7 @@ std::vector<IndexEntry> stored_chunk_index(void* under, hid_t under_vol_id, std:
   nargs.chunk_iter.op_data = &state;
   throw_if_negative(native_dataset_optional(under, under_vol_id, H5VL_NATIVE_DATASET_CHUNK_ITER, &nargs, dxpl),
                     "cannot iterate over the stored chunks");
+  if (complete) *complete = !state.more;
   return entries;
 }
 

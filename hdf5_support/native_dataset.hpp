@@ -85,9 +85,10 @@ struct IndexEntry {
 LocatedChunk read_listed_chunk(void* under, hid_t under_vol_id, const IndexEntry& entry, hid_t dxpl);
 
 /// Every stored chunk, in the index's order (H5Dchunk_iter; collected first, so that callers
-/// may do chunk I/O of their own with the result).
+/// may do chunk I/O of their own with the result); at most `limit` of them, `*complete` (when
+/// given) telling whether that was all.
 std::vector<IndexEntry> stored_chunk_index(void* under, hid_t under_vol_id, std::size_t rank, hid_t dxpl,
-                                           std::size_t limit = SIZE_MAX);
+                                           std::size_t limit = SIZE_MAX, bool* complete = nullptr);
 
 /// The kind of chunk index of the dataset below (H5Dget_chunk_index_type).
 H5D_chunk_index_t chunk_index_type(void* under, hid_t under_vol_id, hid_t dxpl);

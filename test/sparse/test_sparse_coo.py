@@ -182,14 +182,20 @@ expect = order[keep[order]]
 assert np.array_equal(got_coords, coords[expect].astype(np.uint64))
 assert np.array_equal(got_values, values[expect])
 assert np.array_equal(band, got_coords[(got_coords[:, 0] >= 5000) & (got_coords[:, 0] < 9000)])
+lo, hi = side // 2, side // 2 + side // 10  # a 1% box: 10^10 (2^31: 4 x 10^16) elements
+with h5py.File(sys.argv[1], "r+") as f:
+    h5sparse.erase(f["x"], np.s_[lo:hi, lo:hi])
+    left = h5sparse.read_coo(f["x"])[0]
+inside = np.all((got_coords >= lo) & (got_coords < hi), axis=1)
+assert inside.sum() > 100 and np.array_equal(left, got_coords[~inside])
 print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
 """
 
 
 @pytest.mark.parametrize("side", [2**20, 2**31])
 def test_huge_extents_in_little_memory(tmp_path, side):
-    """20,000 elements in a 2^20 x 2^20 (and 2^31 x 2^31) extent: seconds, and memory that
-    follows the elements (the dense array would be 4 TiB)."""
+    """20,000 elements in a 2^20 x 2^20 (and 2^31 x 2^31) extent, written, read and a 1% box of
+    them erased: seconds, and memory that follows the elements (the dense array would be 4 TiB)."""
     baseline = subprocess.run([sys.executable, "-c", "import resource, h5py, numpy, h5sparse; "
                                "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)"],
                               check=True, capture_output=True, text=True)

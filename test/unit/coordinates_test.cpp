@@ -157,6 +157,42 @@ TEST(Coordinates, RandomSequencesMatchTheModel) {
   }
 }
 
+// Erase and get-defined of a region, by erase_region and through the pieces of its stored
+// chunks (stored_region_pieces): overlapping boxes, edge chunks, ranks 1 to 4.
+TEST(Coordinates, RegionErasesAndDefinedFollowTheModel) {
+  const std::vector<std::pair<Coords, Coords>> shapes = {
+      {{100}, {16}}, {{37, 50}, {8, 16}}, {{9, 10, 11}, {4, 3, 5}}, {{6, 5, 4, 7}, {2, 3, 4, 2}}};
+  for (const auto& [dims, chunk] : shapes) {
+    Written w(dims, chunk, 400, unsigned(dims.size()) * 7);
+    std::mt19937_64 rng(dims.size());
+    for (int step = 0; step < 20; ++step) {
+      const std::string when = "rank " + std::to_string(dims.size()) + " step " + std::to_string(step);
+      std::vector<Box> region{random_box(dims, rng), random_box(dims, rng)};
+      if (step == 0) region = {whole(dims)};
+      std::vector<std::uint64_t> expected;
+      for (const auto& [c, v] : w.model) {
+        if (!inside(c, region)) continue;
+        std::uint64_t linear = 0;
+        for (std::size_t d = 0; d < dims.size(); ++d) linear = linear * dims[d] + c[d];
+        expected.push_back(linear);
+      }
+      const std::vector<ChunkPiece> pieces = w.engine.stored_region_pieces(w.store, w.grid, region);
+      for (const ChunkPiece& p : pieces) ASSERT_TRUE(w.store.chunks.count(w.grid.chunk_origin(p.chunk))) << when;
+      ASSERT_EQ(w.engine.defined(w.store, w.grid, pieces), expected) << when;
+      if (step % 3 == 2) continue;
+      if (step % 3 == 0)
+        w.engine.erase_region(w.store, w.grid, region);
+      else
+        w.engine.erase(w.store, w.grid, pieces);
+      for (auto it = w.model.begin(); it != w.model.end();) it = inside(it->first, region) ? w.model.erase(it) : std::next(it);
+      expect_scan_matches(w.engine, w.store, w.grid, w.model, {whole(dims)}, when + ", after the erase");
+      const Points more = random_points(dims, 40, rng);
+      w.engine.write_coordinates(w.store, w.grid, more.coords.data(), more.size(), bytes_of(more.values));
+      apply(w.model, more, dims.size(), false, false);
+    }
+  }
+}
+
 // What coordinate writes store, the dense read path reads (and the other way round).
 TEST(Coordinates, AgreeWithDenseReadsAndPieceWrites) {
   const Coords dims{40, 33};
@@ -296,6 +332,15 @@ TEST(Coordinates, HugeExtent) {
   store.lookups = 0;
   expect_scan_matches(engine, store, grid, model, {whole(dims)}, "huge, listed");
   EXPECT_EQ(store.lookups, 0u);
+  // A small region's erase and its pieces look its places up.
+  store.lookups = 0;
+  const std::vector<ChunkPiece> pieces = engine.stored_region_pieces(store, grid, {small, overlapping});
+  EXPECT_EQ(store.lookups, 4u * 4 + 2);
+  EXPECT_LE(pieces.size(), 18u * 1024);
+  engine.erase_region(store, grid, {small, overlapping});
+  EXPECT_EQ(store.lookups, 2 * (4u * 4 + 2));
+  for (auto it = model.begin(); it != model.end();) it = ::inside(it->first, {small, overlapping}) ? model.erase(it) : std::next(it);
+  expect_scan_matches(engine, store, grid, model, {small, overlapping}, "huge, the small region erased");
   engine.erase_coordinates(store, grid, p.coords.data(), p.size() / 2);
   Points half;
   half.coords.assign(p.coords.begin(), p.coords.begin() + std::ptrdiff_t(p.size() / 2 * 2));
@@ -353,6 +398,13 @@ TEST(Coordinates, CorruptChunksAndFailingStores) {
     EXPECT_NE(std::string(e.what()).find("chunk at (4, 8)"), std::string::npos) << e.what();
   }
   EXPECT_THROW(engine.write_coordinates(store, grid, coords.data(), values.size(), bytes_of(values)), Error);
+  try {
+    engine.erase_region(store, grid, {Box{{4, 6}, {2, 6}}});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::corrupt_data);
+    EXPECT_NE(std::string(e.what()).find("chunk at (4, 8)"), std::string::npos) << e.what();
+  }
   // A store that refuses its third write: the first two chunks are written, nothing after.
   MemoryChunkStore refusing;
   refusing.writes_left = 2;

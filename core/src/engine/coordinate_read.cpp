@@ -16,23 +16,15 @@
 #include "h5sparse/error.hpp"
 #include "h5sparse/stored_chunk_read.hpp"
 #include "points_by_chunk.hpp"
+#include "region_chunks.hpp"
 
 namespace h5sparse {
 namespace {
 
-// Index entries a region read lists per chunk place of the region before it looks the places
-// up instead: a lookup costs about what listing 6-7 entries does (HDF5's B-tree and
-// extensible-array indexes, bench/coo/chunk_cost.py), so a region whose places the index
-// outnumbers fourfold costs at most about 1.6 times a listing, and far less in a large index.
-constexpr std::size_t kListedPerPlace = 4;
-
-// A stored chunk meeting the region: its number in the grid (row-major, so that sorting
-// numbers sorts origins) and stored size. 16 bytes a chunk: a listing of millions of
-// one-element chunks must stay small beside the elements it yields.
-struct ListedChunk {
-  std::uint64_t number;
-  std::uint64_t size;
-};
+using detail::intersects;
+using detail::ListedChunk;
+using detail::local_box;
+using detail::LocalBox;
 
 // A listed chunk of a group: its stored bytes, then its elements inside the region.
 struct ChunkPart {
@@ -40,58 +32,6 @@ struct ChunkPart {
   StoredChunk stored;
   ChunkElements elements;
 };
-
-bool intersects(const Box& box, const Coords& origin, const Coords& chunk_dims) {
-  for (std::size_t d = 0; d < origin.size(); ++d)
-    if (box.count[d] == 0 || box.start[d] >= origin[d] + chunk_dims[d] || origin[d] >= box.start[d] + box.count[d])
-      return false;
-  return true;
-}
-
-// The part of `box` in a chunk at `origin`, as [lo, hi) in chunk coordinates.
-struct LocalBox {
-  Coords lo, hi;
-};
-
-LocalBox local_box(const Box& box, const Coords& origin, const Coords& chunk_dims) {
-  LocalBox b{Coords(origin.size()), Coords(origin.size())};
-  for (std::size_t d = 0; d < origin.size(); ++d) {
-    b.lo[d] = box.start[d] > origin[d] ? box.start[d] - origin[d] : 0;
-    b.hi[d] = std::min(chunk_dims[d], box.start[d] + box.count[d] - origin[d]);
-  }
-  return b;
-}
-
-// Keeps the elements of `e` inside any of `boxes` (local to the chunk).
-void cut_to(ChunkElements& e, const std::vector<LocalBox>& boxes, const Coords& chunk_dims, std::size_t es) {
-  const std::size_t rank = chunk_dims.size();
-  const std::uint64_t row = chunk_dims[rank - 1];
-  std::size_t keep = 0;
-  std::uint64_t line = UINT64_MAX;
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> columns;  // of the boxes holding the line
-  Coords at(rank);
-  for (std::size_t i = 0; i < e.offsets.size(); ++i) {
-    if (e.offsets[i] / row != line) {
-      line = e.offsets[i] / row;
-      for (std::size_t d = rank - 1, rest = line; d-- > 0; rest /= chunk_dims[d]) at[d] = rest % chunk_dims[d];
-      columns.clear();
-      for (const LocalBox& b : boxes) {
-        bool inside = true;
-        for (std::size_t d = 0; d + 1 < rank && inside; ++d) inside = at[d] >= b.lo[d] && at[d] < b.hi[d];
-        if (inside) columns.emplace_back(b.lo[rank - 1], b.hi[rank - 1]);
-      }
-    }
-    const std::uint64_t column = e.offsets[i] % row;
-    bool inside = false;
-    for (const auto& [lo, hi] : columns) inside = inside || (column >= lo && column < hi);
-    if (!inside) continue;
-    e.offsets[keep] = e.offsets[i];
-    if (es && keep != i) std::memcpy(&e.values[keep * es], &e.values[i * es], es);
-    ++keep;
-  }
-  e.offsets.resize(keep);
-  e.values.resize(keep * es);
-}
 
 // An array that grows without initialising (every element is written before it is handed
 // over; a vector's resize cost a pass per element even with an allocator that does not
@@ -162,75 +102,14 @@ class Scan {
                      "coordinate reads need (chunk rows) x (extent of the other dimensions) below 2^64");
   }
 
-  // The stored chunks meeting the region, in row-major order. HDF5 lists an index only whole,
-  // so a region of few chunk places in a large index looks each place up instead: listing
-  // stops after kListedPerPlace entries per place of the region, and the places are probed.
+  // The stored chunks meeting the region, in row-major order, from `scan_.from` on.
   void list() {
-    const std::uint64_t places = region_places();
-    const std::size_t limit = places < kEveryChunk / kListedPerPlace ? std::size_t(places * kListedPerPlace)
-                                                                      : kEveryChunk;
-    const bool whole = store_.list([&](const Coords& origin, std::uint64_t size) {
-      for (const Box& box : scan_.region)
-        if (intersects(box, origin, grid_.chunk_dims())) {
-          listed_.push_back(ListedChunk{grid_.chunk_index(origin), size});
-          return;
-        }
-    }, limit);
-    if (!whole) probe_places();
-    std::sort(listed_.begin(), listed_.end(),
-              [](const ListedChunk& a, const ListedChunk& b) { return a.number < b.number; });
-    listed_.erase(std::unique(listed_.begin(), listed_.end(),
-                              [](const ListedChunk& a, const ListedChunk& b) { return a.number == b.number; }),
-                  listed_.end());
+    listed_ = detail::stored_chunks_in(store_, grid_, scan_.region);
     if (!scan_.from.empty()) {
       const auto first = std::lower_bound(
           listed_.begin(), listed_.end(), scan_.from,
           [&](const ListedChunk& c, const Coords& from) { return grid_.chunk_origin(c.number) < from; });
       listed_.erase(listed_.begin(), first);
-    }
-  }
-
-  // Chunk places the region's boxes cover (boxes may share places), saturating at 2^64 - 1.
-  std::uint64_t region_places() const {
-    std::uint64_t total = 0;
-    for (const Box& box : scan_.region) {
-      std::uint64_t n = 1;
-      for (std::size_t d = 0; d < rank_ && n; ++d) {
-        const std::uint64_t c = grid_.chunk_dims()[d];
-        const std::uint64_t span = box.count[d] ? (box.start[d] + box.count[d] - 1) / c - box.start[d] / c + 1 : 0;
-        n = span && n > UINT64_MAX / span ? UINT64_MAX : n * span;
-      }
-      total = n > UINT64_MAX - total ? UINT64_MAX : total + n;
-    }
-    return total;
-  }
-
-  // Lists the region's stored chunks by looking up each chunk place of its boxes.
-  void probe_places() {
-    listed_.clear();
-    const Coords& chunk = grid_.chunk_dims();
-    Coords origin(rank_);
-    for (const Box& box : scan_.region) {
-      if (std::find(box.count.begin(), box.count.end(), 0) != box.count.end()) continue;
-      Coords first(rank_), last(rank_);
-      for (std::size_t d = 0; d < rank_; ++d) {
-        first[d] = box.start[d] / chunk[d] * chunk[d];
-        last[d] = (box.start[d] + box.count[d] - 1) / chunk[d] * chunk[d];
-      }
-      origin = first;
-      for (bool more = true; more;) {  // row-major over the places, last dimension fastest
-        if (const std::uint64_t size = store_.stored_size(origin))
-          listed_.push_back(ListedChunk{grid_.chunk_index(origin), size});
-        more = false;
-        for (std::size_t d = rank_; d-- > 0;) {
-          if (origin[d] < last[d]) {
-            origin[d] += chunk[d];
-            more = true;
-            break;
-          }
-          origin[d] = first[d];
-        }
-      }
     }
   }
 
@@ -271,7 +150,7 @@ class Scan {
       boxes.push_back(local_box(box, origin, grid_.chunk_dims()));
       whole = whole || covers_chunk(boxes.back(), origin);
     }
-    if (!whole) cut_to(part.elements, boxes, grid_.chunk_dims(), layout_.element_size);
+    if (!whole) detail::keep_elements(part.elements, boxes, grid_.chunk_dims(), layout_.element_size, true);
     if (!scan_.values) part.elements.values = Bytes();
   }
 

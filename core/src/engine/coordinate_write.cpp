@@ -15,6 +15,7 @@
 #include "h5sparse/stored_chunk_read.hpp"
 #include "offset_merge.hpp"
 #include "points_by_chunk.hpp"
+#include "region_chunks.hpp"
 
 namespace h5sparse {
 namespace {
@@ -233,6 +234,31 @@ void SparseEngine::erase_coordinates(ChunkStore& store, const ChunkGrid& grid, c
   PointsByChunk points = detail::group_points(grid, coords, n);
   const SparseChange change;
   CoordinateUpdate(*this, store, grid, std::move(points), nullptr).run();
+}
+
+// A fixed-size region chunk by chunk: each stored chunk it meets decoded into its elements
+// (no bitmap of the chunk), those inside the region dropped, the chunk stored again when it
+// lost any.
+void SparseEngine::erase_region(ChunkStore& store, const ChunkGrid& grid, const std::vector<Box>& region) const {
+  if (params_.is_var()) return erase(store, grid, stored_region_pieces(store, grid, region));
+  const SparseChange change;
+  const std::size_t es = params_.layout.element_size;
+  StoredChunk stored;
+  for (const detail::ListedChunk& listed : detail::stored_chunks_in(store, grid, region)) {
+    const Coords origin = grid.chunk_origin(listed.number);
+    std::vector<detail::LocalBox> boxes;
+    for (const Box& box : region)
+      if (detail::intersects(box, origin, grid.chunk_dims())) boxes.push_back(detail::local_box(box, origin, grid.chunk_dims()));
+    store.read_sized(origin, listed.size, stored);
+    ChunkElements elements;
+    try {
+      elements = decode_stored_elements(stored.bytes.data(), stored.bytes.size(), stored.filter_mask, params_.layout);
+    } catch (const Error&) {
+      rethrow_naming_chunk(store, IndexedFailure{0, std::current_exception()}, origin);
+    }
+    if (detail::keep_elements(elements, boxes, grid.chunk_dims(), es, false) == 0) continue;
+    write_stored(store, origin, encode_chunk(elements, params_.layout), stored.bytes.size());
+  }
 }
 
 }  // namespace h5sparse

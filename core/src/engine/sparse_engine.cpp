@@ -9,6 +9,7 @@
 
 #include "h5sparse/error.hpp"
 #include "h5sparse/stored_chunk_read.hpp"
+#include "region_chunks.hpp"
 
 namespace h5sparse {
 namespace {
@@ -112,6 +113,11 @@ void SparseEngine::erase(ChunkStore& store, const ChunkGrid& grid, const std::ve
   });
 }
 
+std::vector<ChunkPiece> SparseEngine::stored_region_pieces(ChunkStore& store, const ChunkGrid& grid,
+                                                          const std::vector<Box>& region) const {
+  return detail::region_pieces(grid, detail::stored_chunks_in(store, grid, region), region);
+}
+
 ChunkSelection SparseEngine::defined_in_chunk(ChunkStore& store, const Coords& origin) const {
   if (!params_.is_var()) return read_chunk(store, origin).defined;
   ChunkSelection defined(params_.layout.element_count());
@@ -127,8 +133,15 @@ std::vector<std::uint64_t> SparseEngine::defined(ChunkStore& store, const ChunkG
     const ChunkSelection chunk_defined = defined_in_chunk(store, grid.chunk_origin(pieces[begin].chunk));
     for (std::size_t i = begin; i < end && !chunk_defined.none(); ++i) {
       const ChunkPiece& p = pieces[i];
-      for (std::uint64_t k = p.in_chunk_start; k < p.in_chunk_start + p.length; ++k) {
-        if (!chunk_defined.test(k)) continue;
+      const std::uint64_t end = p.in_chunk_start + p.length;
+      for (std::uint64_t k = p.in_chunk_start; k < end; ++k) {
+        const std::uint64_t word = chunk_defined.words()[k >> 6] >> (k & 63);
+        if (word == 0) {  // a piece may span a whole stored chunk: skip empty words whole
+          k |= 63;
+          continue;
+        }
+        k += std::uint64_t(__builtin_ctzll(word));
+        if (k >= end) break;
         std::uint64_t offset = 0;
         const Coords c = grid.element_coords(p.chunk, k);
         for (std::size_t d = 0; d < dims.size(); ++d) offset = offset * dims[d] + c[d];

@@ -78,6 +78,11 @@ class SparseEngine {
   void read(ChunkStore& store, const ChunkRequest& request, const ReadTarget& to) const;
   /// Makes the elements of `pieces` undefined.
   void erase(ChunkStore& store, const ChunkGrid& grid, const std::vector<ChunkPiece>& pieces) const;
+  /// The pieces of `region` in the chunks `store` holds, grouped by chunk, for erase, defined
+  /// and check_chunks (not reads: a piece may span lines): a region's cost then follows its
+  /// stored chunks, not its size.
+  std::vector<ChunkPiece> stored_region_pieces(ChunkStore& store, const ChunkGrid& grid,
+                                               const std::vector<Box>& region) const;
   /// The defined elements among `pieces`, as linear offsets in the extent, ascending, unique.
   std::vector<std::uint64_t> defined(ChunkStore& store, const ChunkGrid& grid,
                                      const std::vector<ChunkPiece>& pieces) const;
@@ -88,6 +93,9 @@ class SparseEngine {
   void write_coordinates(ChunkStore& store, const ChunkGrid& grid, const std::uint64_t* coords, std::size_t n,
                          const std::uint8_t* values) const;
   void erase_coordinates(ChunkStore& store, const ChunkGrid& grid, const std::uint64_t* coords, std::size_t n) const;
+  /// Makes the elements of `region` undefined, work following the stored chunks it meets and
+  /// their elements (a 1% box of 2^20 x 2^20 spans 10^10 elements).
+  void erase_region(ChunkStore& store, const ChunkGrid& grid, const std::vector<Box>& region) const;
   /// Visits the defined elements of `scan.region` in batches of whole chunks in row-major order
   /// of their coordinates: a batch holds whole bands of chunks (chunks sharing their range of
   /// dimension 0), so the batches together are in row-major order too, except where one band

@@ -1,0 +1,172 @@
+// The stored chunks a region meets and its pieces in them (region_chunks.hpp).
+#include "region_chunks.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+namespace h5sparse::detail {
+namespace {
+
+// Index entries a region's listing takes per chunk place of the region before it looks the
+// places up instead: a lookup costs about what listing 6-7 entries does (HDF5's B-tree and
+// extensible-array indexes, bench/coo/chunk_cost.py), so a region whose places the index
+// outnumbers fourfold costs at most about 1.6 times a listing, and far less in a large index.
+constexpr std::size_t kListedPerPlace = 4;
+
+// Chunk places the region's boxes cover (boxes may share places), saturating at 2^64 - 1.
+std::uint64_t region_places(const ChunkGrid& grid, const std::vector<Box>& region) {
+  std::uint64_t total = 0;
+  for (const Box& box : region) {
+    std::uint64_t n = 1;
+    for (std::size_t d = 0; d < grid.rank() && n; ++d) {
+      const std::uint64_t c = grid.chunk_dims()[d];
+      const std::uint64_t span = box.count[d] ? (box.start[d] + box.count[d] - 1) / c - box.start[d] / c + 1 : 0;
+      n = span && n > UINT64_MAX / span ? UINT64_MAX : n * span;
+    }
+    total = n > UINT64_MAX - total ? UINT64_MAX : total + n;
+  }
+  return total;
+}
+
+// The region's stored chunks, by looking up each chunk place of its boxes in row-major order.
+std::vector<ListedChunk> probe_places(ChunkStore& store, const ChunkGrid& grid, const std::vector<Box>& region) {
+  std::vector<ListedChunk> found;
+  const std::size_t rank = grid.rank();
+  const Coords& chunk = grid.chunk_dims();
+  for (const Box& box : region) {
+    if (std::find(box.count.begin(), box.count.end(), 0) != box.count.end()) continue;
+    Coords first(rank), last(rank);
+    for (std::size_t d = 0; d < rank; ++d) {
+      first[d] = box.start[d] / chunk[d] * chunk[d];
+      last[d] = (box.start[d] + box.count[d] - 1) / chunk[d] * chunk[d];
+    }
+    Coords origin = first;
+    for (bool more = true; more;) {  // last dimension fastest
+      if (const std::uint64_t size = store.stored_size(origin)) found.push_back(ListedChunk{grid.chunk_index(origin), size});
+      more = false;
+      for (std::size_t d = rank; d-- > 0;) {
+        if (origin[d] < last[d]) {
+          origin[d] += chunk[d];
+          more = true;
+          break;
+        }
+        origin[d] = first[d];
+      }
+    }
+  }
+  return found;
+}
+
+// Appends the pieces of `box` in the chunk `number` at `origin`: one per line of the box in the
+// chunk, lines that follow each other in the chunk joined into one piece.
+void append_box_pieces(const ChunkGrid& grid, std::uint64_t number, const Coords& origin, const Box& box,
+                       std::vector<ChunkPiece>& out) {
+  const std::size_t rank = grid.rank();
+  const Coords& chunk = grid.chunk_dims();
+  const auto [lo, hi] = local_box(box, origin, chunk);
+  const std::size_t first_piece = out.size();
+  Coords at = lo;
+  while (true) {
+    std::uint64_t start = 0;
+    for (std::size_t d = 0; d < rank; ++d) start = start * chunk[d] + at[d];
+    const std::uint64_t length = hi[rank - 1] - lo[rank - 1];
+    ChunkPiece* last = out.size() > first_piece ? &out.back() : nullptr;
+    if (last && last->in_chunk_start + last->length == start)
+      last->length += length;
+    else
+      out.push_back(ChunkPiece{number, start, length, 0});
+    std::size_t d = rank - 1;  // the next line: dimensions before the last, like an odometer
+    while (d > 0 && ++at[d - 1] == hi[d - 1]) at[d - 1] = lo[d - 1], --d;
+    if (d == 0) return;
+  }
+}
+
+}  // namespace
+
+bool intersects(const Box& box, const Coords& origin, const Coords& chunk_dims) {
+  for (std::size_t d = 0; d < origin.size(); ++d)
+    if (box.count[d] == 0 || box.start[d] >= origin[d] + chunk_dims[d] || origin[d] >= box.start[d] + box.count[d])
+      return false;
+  return true;
+}
+
+LocalBox local_box(const Box& box, const Coords& origin, const Coords& chunk_dims) {
+  LocalBox b{Coords(origin.size()), Coords(origin.size())};
+  for (std::size_t d = 0; d < origin.size(); ++d) {
+    b.lo[d] = box.start[d] > origin[d] ? box.start[d] - origin[d] : 0;
+    b.hi[d] = std::min(chunk_dims[d], box.start[d] + box.count[d] - origin[d]);
+  }
+  return b;
+}
+
+// Line by line: the boxes holding a line are found once per line, then each element is
+// tested against their column ranges.
+std::size_t keep_elements(ChunkElements& e, const std::vector<LocalBox>& boxes, const Coords& chunk_dims, std::size_t es,
+                          bool inside) {
+  const std::size_t rank = chunk_dims.size();
+  const std::uint64_t row = chunk_dims[rank - 1];
+  std::size_t keep = 0;
+  std::uint64_t line = UINT64_MAX;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> columns;  // of the boxes holding the line
+  Coords at(rank);
+  for (std::size_t i = 0; i < e.offsets.size(); ++i) {
+    if (e.offsets[i] / row != line) {
+      line = e.offsets[i] / row;
+      for (std::size_t d = rank - 1, rest = line; d-- > 0; rest /= chunk_dims[d]) at[d] = rest % chunk_dims[d];
+      columns.clear();
+      for (const LocalBox& b : boxes) {
+        bool holds = true;
+        for (std::size_t d = 0; d + 1 < rank && holds; ++d) holds = at[d] >= b.lo[d] && at[d] < b.hi[d];
+        if (holds) columns.emplace_back(b.lo[rank - 1], b.hi[rank - 1]);
+      }
+    }
+    const std::uint64_t column = e.offsets[i] % row;
+    bool in = false;
+    for (const auto& [lo, hi] : columns) in = in || (column >= lo && column < hi);
+    if (in != inside) continue;
+    e.offsets[keep] = e.offsets[i];
+    if (es && keep != i) std::memcpy(&e.values[keep * es], &e.values[i * es], es);
+    ++keep;
+  }
+  const std::size_t gone = e.offsets.size() - keep;
+  e.offsets.resize(keep);
+  e.values.resize(keep * es);
+  return gone;
+}
+
+// HDF5 lists an index only whole, so a region of few chunk places in a large index looks each
+// place up instead: the listing stops after kListedPerPlace entries per place of the region,
+// and the places are probed.
+std::vector<ListedChunk> stored_chunks_in(ChunkStore& store, const ChunkGrid& grid, const std::vector<Box>& region) {
+  const std::uint64_t places = region_places(grid, region);
+  const std::size_t limit = places < kEveryChunk / kListedPerPlace ? std::size_t(places * kListedPerPlace)
+                                                                    : kEveryChunk;
+  std::vector<ListedChunk> found;
+  const bool whole = store.list([&](const Coords& origin, std::uint64_t size) {
+    for (const Box& box : region)
+      if (intersects(box, origin, grid.chunk_dims())) {
+        found.push_back(ListedChunk{grid.chunk_index(origin), size});
+        return;
+      }
+  }, limit);
+  if (!whole) found = probe_places(store, grid, region);
+  const auto by_number = [](const ListedChunk& a, const ListedChunk& b) { return a.number < b.number; };
+  const auto same_number = [](const ListedChunk& a, const ListedChunk& b) { return a.number == b.number; };
+  std::sort(found.begin(), found.end(), by_number);
+  found.erase(std::unique(found.begin(), found.end(), same_number), found.end());
+  return found;
+}
+
+std::vector<ChunkPiece> region_pieces(const ChunkGrid& grid, const std::vector<ListedChunk>& chunks,
+                                      const std::vector<Box>& region) {
+  std::vector<ChunkPiece> pieces;
+  for (const ListedChunk& listed : chunks) {
+    const Coords origin = grid.chunk_origin(listed.number);
+    for (const Box& box : region)
+      if (intersects(box, origin, grid.chunk_dims())) append_box_pieces(grid, listed.number, origin, box, pieces);
+  }
+  return pieces;
+}
+
+}  // namespace h5sparse::detail

@@ -1,0 +1,51 @@
+// The stored chunks a region meets, found without visiting the region's chunk places one by
+// one unless the chunk index is much larger than the region (engine/region_chunks.cpp), and
+// the region's pieces in them. Coordinate reads, erases and get-defined of a region use it so
+// that their cost follows the stored chunks, never the region's size: a 1% box of a
+// 2^20 x 2^20 dataset spans 10^10 elements. Private to core.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "h5sparse/chunk_grid.hpp"
+#include "h5sparse/engine/chunk_store.hpp"
+#include "h5sparse/engine/coordinates.hpp"
+#include "h5sparse/structured_chunk.hpp"
+
+namespace h5sparse::detail {
+
+/// A stored chunk meeting a region: its number in the grid (row-major, so that sorting
+/// numbers sorts origins) and stored size. 16 bytes a chunk: a listing of millions of
+/// one-element chunks must stay small beside the elements it yields.
+struct ListedChunk {
+  std::uint64_t number;
+  std::uint64_t size;
+};
+
+/// True when `box` holds an element of the chunk at `origin`.
+bool intersects(const Box& box, const Coords& origin, const Coords& chunk_dims);
+
+/// The part of a box in a chunk, as [lo, hi) in chunk coordinates.
+struct LocalBox {
+  Coords lo, hi;
+};
+
+/// The part of `box` in the chunk at `origin` (which it intersects).
+LocalBox local_box(const Box& box, const Coords& origin, const Coords& chunk_dims);
+
+/// Keeps the elements of `e` (values of `es` bytes each) that lie inside any of `boxes` (local
+/// to the chunk) when `inside`, else those outside all of them; returns how many went.
+std::size_t keep_elements(ChunkElements& e, const std::vector<LocalBox>& boxes, const Coords& chunk_dims, std::size_t es,
+                          bool inside);
+
+/// The stored chunks meeting any of `region`'s boxes, ascending by number, each once.
+std::vector<ListedChunk> stored_chunks_in(ChunkStore& store, const ChunkGrid& grid, const std::vector<Box>& region);
+
+/// The elements of `region` inside `chunks` as pieces (source 0), grouped by chunk in the
+/// order of `chunks`; boxes that overlap give their common elements twice. A piece may span
+/// lines of the chunk (following lines joined): for erase and get-defined, not for reads.
+std::vector<ChunkPiece> region_pieces(const ChunkGrid& grid, const std::vector<ListedChunk>& chunks,
+                                      const std::vector<Box>& region);
+
+}  // namespace h5sparse::detail
