@@ -7,7 +7,9 @@ segments arrays (gzip 6), all in chunks of 65,536 elements.
   scripts/dev run python3 bench/vl/vl_sizes.py [--quick] [--reps N] [--results-md PATH]
 
 Cases: 1 M English-like words, 1 M UUID strings, 100 k int32 sequences of length 0-100 (smooth:
-consecutive values; random: uniform 32-bit). Write = create, write everything, close; read =
+consecutive values; random: uniform 32-bit), and the four cases of Lifeboat's 2024 VL benchmark
+(10,000 uint8 vectors of length 1-10 or 1-100, random 0-127 or compressible 0, 1, 2, ...). File
+size also after overwriting every value 10 times, in one open file and in reopen rounds. Write = create, write everything, close; read =
 open, read everything, close; best of N in this process (HDF5 reads the connector variable
 once, so every layout runs under the connector, which forwards ordinary datasets unchanged).
 """
@@ -28,6 +30,7 @@ import h5py  # noqa: E402
 import h5sparse  # noqa: E402
 
 CHUNK = 65536
+OVERWRITES = 10
 GZIP = {"compression": "gzip", "compression_opts": 6}
 
 
@@ -52,6 +55,24 @@ def sequences(n, rng, smooth):
     return out
 
 
+# Lifeboat's published file sizes (benchmarks-2024-01-16, tables 5-8; h5stat of vl.c's files):
+# stock VL (vltype.h5), stock VL with gzip 9 (vltype_comp.h5), and its structured-chunk emulation
+# with gzip 9 (offset/length pairs and a blob as two datasets, vltype_struct_comp.h5).
+LIFEBOAT_PUBLISHED = {(10, "random"): (425_640, 290_982, 69_296), (100, "random"): (884_392, 759_872, 468_922),
+                      (10, "compressible"): (425_640, 290_961, 27_394),
+                      (100, "compressible"): (884_392, 759_836, 42_848)}
+
+
+def lifeboat_vectors(n, longest, rng, compressible):
+    """Lifeboat's 2024 VL benchmark (vl.c): n uint8 vectors of random length 1 to `longest`,
+    random values 0-127 or the compressible 0, 1, 2, ..."""
+    out = np.empty(n, dtype=h5py.vlen_dtype(np.uint8))
+    for i in range(n):
+        k = int(rng.integers(1, longest + 1))
+        out[i] = np.arange(k, dtype=np.uint8) if compressible else rng.integers(0, 128, k, dtype=np.uint8)
+    return out
+
+
 def values_segments(data):
     """Arkouda's layout: every value concatenated, and where each starts."""
     parts = [np.frombuffer(v.encode(), np.uint8) if isinstance(v, str) else v for v in data]
@@ -59,25 +80,54 @@ def values_segments(data):
     return np.concatenate(parts), np.concatenate([[0], np.cumsum(lengths)[:-1]])
 
 
-def writers(data, string):
-    dtype = h5py.string_dtype() if string else h5py.vlen_dtype(np.int32)
+def layouts(data, string):
+    """Each layout's (create, overwrite): create writes `data` into a new file, overwrite(f, d)
+    writes `d` (a rotation of data: the same total length) over it."""
+    dtype = h5py.string_dtype() if string else h5py.vlen_dtype(data[0].dtype)
     chunk = (min(CHUNK, len(data)),)
+    width = max(len(v) for v in data)
 
     def vl(**kw):
-        return lambda f: f.create_dataset("x", shape=data.shape, dtype=dtype, chunks=chunk, **kw).write_direct(data)
+        return (lambda f: f.create_dataset("x", shape=data.shape, dtype=dtype, chunks=chunk, **kw).write_direct(data),
+                lambda f, d: f["x"].write_direct(d))
 
-    def fixed(f):
-        f.create_dataset("x", data=data.astype("S%d" % max(len(v) for v in data)), chunks=chunk, **GZIP)
+    def fixed():
+        return (lambda f: f.create_dataset("x", data=data.astype("S%d" % width), chunks=chunk, **GZIP),
+                lambda f, d: f["x"].write_direct(d.astype("S%d" % width)))
 
-    def segments(f):
-        values, starts = values_segments(data)
-        f.create_dataset("values", data=values, chunks=(min(CHUNK * 8, len(values)),), **GZIP)
-        f.create_dataset("segments", data=starts, chunks=chunk, **GZIP)
+    def fixed_sparse():
+        """A fixed-size sparse dataset of the same values (strings of the longest length, sequences
+        zero-padded to it) with VarChunks' data codec: the overwrite-growth baseline."""
+        kw = h5sparse.Sparse(values=h5sparse.Blosc("zstd", 5, "byte"))
+        if string:
+            return (lambda f: f.create_dataset("x", data=data.astype("S%d" % width), chunks=chunk, **kw),
+                    lambda f, d: f["x"].write_direct(d.astype("S%d" % width)))
+
+        def padded(d):
+            out = np.zeros((len(d), width), dtype=d[0].dtype)
+            for i, v in enumerate(d):
+                out[i, :len(v)] = v
+            return out
+        return (lambda f: f.create_dataset("x", data=padded(data), chunks=(chunk[0], width), **kw),
+                lambda f, d: f["x"].write_direct(padded(d)))
+
+    def segments():
+        def create(f):
+            values, starts = values_segments(data)
+            f.create_dataset("values", data=values, chunks=(min(CHUNK * 8, len(values)),), **GZIP)
+            f.create_dataset("segments", data=starts, chunks=chunk, **GZIP)
+
+        def overwrite(f, d):
+            values, starts = values_segments(d)
+            f["values"][...] = values
+            f["segments"][...] = starts
+        return create, overwrite
 
     out = {"h5sparse VarChunks": vl(**h5sparse.VarChunks()), "stock VL, gzip 6": vl(**GZIP), "stock VL, none": vl()}
     if string:
-        out["fixed-length, gzip 6"] = fixed
-    out["values + segments, gzip 6"] = segments
+        out["fixed-length, gzip 6"] = fixed()
+    out["values + segments, gzip 6"] = segments()
+    out["h5sparse fixed-size Sparse"] = fixed_sparse()
     return out
 
 
@@ -101,6 +151,25 @@ def measure(path, write, reps):
     return os.path.getsize(path), best_w, best_r
 
 
+def growth(path, data, create, overwrite, rounds=OVERWRITES):
+    """File sizes after overwriting every value `rounds` times in one open file, and in as many
+    reopen-and-overwrite rounds (HDF5 frees a replaced chunk for reuse, but not global-heap
+    space while the file stays open)."""
+    sizes = []
+    for reopen in (False, True):
+        if os.path.exists(path):
+            os.remove(path)
+        with h5py.File(path, "w") as f:
+            create(f)
+            for k in range(1, rounds + 1) if not reopen else ():
+                overwrite(f, np.roll(data, k))
+        for k in range(1, rounds + 1) if reopen else ():
+            with h5py.File(path, "a") as f:
+                overwrite(f, np.roll(data, k))
+        sizes.append(os.path.getsize(path))
+    return sizes
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--reps", type=int, default=3)
@@ -113,20 +182,37 @@ def main():
     cases = [(f"{n:,} words", words(n, rng), True), (f"{n:,} UUIDs", uuids(n, rng), True),
              (f"{m:,} int32 sequences, smooth", sequences(m, rng, True), False),
              (f"{m:,} int32 sequences, random", sequences(m, rng, False), False)]
-    rows = []
+    lifeboat = {f"Lifeboat: 10,000 uint8 vectors, length 1-{longest}, {kind}": (longest, kind)
+                for kind in ("random", "compressible") for longest in (10, 100)}
+    cases += [(name, lifeboat_vectors(10_000, longest, rng, kind == "compressible"), False)
+              for name, (longest, kind) in lifeboat.items()]
+    rows, published = [], []
     with tempfile.TemporaryDirectory() as workdir:
         path = os.path.join(workdir, "vl.h5")
         for name, data, string in cases:
-            measured = {layout: measure(path, write, reps) for layout, write in writers(data, string).items()}
+            measured = {layout: measure(path, create, reps) + tuple(growth(path, data, create, overwrite))
+                        for layout, (create, overwrite) in layouts(data, string).items()}
             ours = measured["h5sparse VarChunks"]
-            for layout, (size, w, r) in measured.items():
-                rows.append([name, layout, f"{size:,}", f"{size / ours[0]:.2f}", f"{w:.3f}", f"{r:.3f}"])
+            if name in lifeboat:
+                published.append([name] + [f"{b:,}" for b in LIFEBOAT_PUBLISHED[lifeboat[name]]] +
+                                 [f"{measured[k][0]:,}" for k in ("stock VL, none", "stock VL, gzip 6")] +
+                                 [f"{ours[0]:,}"])
+            for layout, (size, w, r, open_size, reopen_size) in measured.items():
+                rows.append([name, layout, f"{size:,}", f"{size / ours[0]:.2f}", f"{w:.3f}", f"{r:.3f}",
+                             f"{open_size:,}", f"{reopen_size:,}"])
     head = results.preamble("Variable-length data through h5py", args.quick)
     md = head + [
-        f"Chunks of {CHUNK:,} elements; write and read through h5py, best of {reps}; size ratio against "
-        "h5sparse's VarChunks (lengths deflate 6, data Blosc zstd 5 byte shuffle).", "",
-        results.md_table(["case", "layout", "file bytes", "size / h5sparse", "write s", "read s"], rows,
-                         right_from=2)]
+        f"Chunks of {CHUNK:,} elements (Lifeboat's cases: one chunk, as its vl.c); write and read through h5py, "
+        f"best of {reps}; size ratio against h5sparse's VarChunks (lengths deflate 6, data Blosc zstd 5 byte "
+        f"shuffle). Last two columns: file bytes after overwriting every value {OVERWRITES} times in one open "
+        f"file, and after {OVERWRITES} rounds of reopening and overwriting.", "",
+        results.md_table(["case", "layout", "file bytes", "size / h5sparse", "write s", "read s",
+                          f"after {OVERWRITES} overwrites", f"after {OVERWRITES} reopen + overwrite"], rows,
+                         right_from=2), "",
+        "Lifeboat's cases beside its published file sizes (its tables 5-8: stock VL, stock VL with gzip 9, "
+        "and its structured-chunk emulation with gzip 9; their data are drawn alike, not the same):", "",
+        results.md_table(["case", "published stock VL", "published gzip 9", "published emulation, gzip 9",
+                          "stock VL, none", "stock VL, gzip 6", "h5sparse VarChunks"], published, right_from=1)]
     print("\n".join(md))
     results.write(args, "bench/vl/vl_sizes.py", "\n".join(md), quick=args.quick)
 
