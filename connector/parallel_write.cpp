@@ -51,7 +51,7 @@ void ParallelWrite::write(SparseDataset& d, hid_t mem_type, hid_t mem_space, hid
     H5SPARSE_FAIL_IF(buf == nullptr, ErrorCode::invalid_argument, "no data buffer to write from");
     source = hdf5::values_in_file_type(mem_type, mspace, std::size_t(sel->npoints), d.file_type_.get(), d.params().fill,
                                        dxpl, buf, storage);
-    pieces = selection_pieces(sel->space, sel->grid);
+    pieces = hdf5::selection_pieces(sel->space, sel->grid);
   });
   clock.lap("prepare");
   run(d, *comm, OwnerOp::write, pieces, sel->grid, sel->full.get(), source, dxpl, clock);
@@ -65,14 +65,29 @@ void ParallelWrite::erase(SparseDataset& d, hid_t file_space, hid_t dxpl) {
   std::vector<ChunkPiece> pieces;
   agree(*comm, "the sparse erase", [&] {
     sel = std::make_unique<SparseDataset::Selection>(d.resolve(file_space, dxpl));
-    pieces = selection_pieces(sel->space, sel->grid);
-    if (!d.collective_dxpl_.valid()) {
-      d.collective_dxpl_ = checked(H5Pcreate(H5P_DATASET_XFER), "cannot create transfer properties");
-      throw_if_negative(H5Pset_dxpl_mpio(d.collective_dxpl_.get(), H5FD_MPIO_COLLECTIVE),
-                        "cannot request collective transfer");
-    }
+    pieces = hdf5::selection_pieces(sel->space, sel->grid);
+    hdf5::collective_transfer(d.collective_dxpl_);
   });
   run(d, *comm, OwnerOp::erase, pieces, sel->grid, sel->full.get(), nullptr, d.collective_dxpl_.get(), clock);
+}
+
+void ParallelWrite::write_points(SparseDataset& d, std::size_t n, const hsize_t* coords, hid_t mem_type,
+                                 const void* values, hid_t dxpl) {
+  const hdf5::PointSpaces points = agreed_points(d, n, coords, dxpl);
+  write(d, mem_type, points.memory.get(), points.file.get(), d.collective_dxpl_.get(), values);
+}
+
+void ParallelWrite::erase_points(SparseDataset& d, std::size_t n, const hsize_t* coords, hid_t dxpl) {
+  erase(d, agreed_points(d, n, coords, dxpl).file.get(), dxpl);
+}
+
+hdf5::PointSpaces ParallelWrite::agreed_points(SparseDataset& d, std::size_t n, const hsize_t* coords, hid_t dxpl) {
+  hdf5::PointSpaces points;
+  agree(*hdf5::file_communicator(d.under_, d.under_vol_id_), "selecting the coordinates", [&] {
+    points = hdf5::point_spaces(d.extent(dxpl), n, coords);
+    hdf5::collective_transfer(d.collective_dxpl_);
+  });
+  return points;
 }
 
 std::vector<OwnedChunk> ParallelWrite::merge(SparseDataset& d, OwnerOp op,

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "h5sparse/chunk_grid.hpp"
+#include "file_selection.hpp"
 #include "h5sparse/engine/owner_merge.hpp"
 #include "mpi_collective.hpp"
 
@@ -29,8 +30,15 @@ class ParallelWrite {
                     const void* buf);
   /// Erase on a sparse dataset of an MPI-IO file (collective whatever `dxpl` says).
   static void erase(SparseDataset& dataset, hid_t file_space, hid_t dxpl);
+  /// Coordinate writes and erases: those of the points' selection, collective whatever `dxpl`
+  /// says (as erase).
+  static void write_points(SparseDataset& dataset, std::size_t n, const hsize_t* coords, hid_t mem_type,
+                           const void* values, hid_t dxpl);
+  static void erase_points(SparseDataset& dataset, std::size_t n, const hsize_t* coords, hid_t dxpl);
 
  private:
+  /// The coordinates' dataspaces, made on every rank before any goes on.
+  static hdf5::PointSpaces agreed_points(SparseDataset& dataset, std::size_t n, const hsize_t* coords, hid_t dxpl);
   /// The collective part, after each rank resolved its selection; `source` is null for erase.
   static void run(SparseDataset& dataset, const hdf5::MpiComm& comm, OwnerOp op, const std::vector<ChunkPiece>& pieces,
                   const ChunkGrid& grid, hid_t full_space, const std::uint8_t* source, hid_t dxpl,

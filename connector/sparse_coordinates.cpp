@@ -4,7 +4,7 @@
 #include <H5VLconnector_passthru.h>
 
 #include <algorithm>
-#include <cstring>
+#include <optional>
 
 #include "error_stack.hpp"
 #include "file_selection.hpp"
@@ -13,12 +13,11 @@
 #include "object.hpp"
 #include "optional_ops.hpp"
 #include "sparse_dataset.hpp"
+#ifdef H5SPARSE_PARALLEL
+#include "parallel_write.hpp"
+#endif
 
 namespace h5sparse::vol {
-
-using hdf5::checked;
-using hdf5::Handle;
-using hdf5::throw_if_negative;
 
 namespace {
 
@@ -36,26 +35,25 @@ void SparseDataset::write_coordinates(std::size_t n, const hsize_t* coords, hid_
                                       hid_t dxpl) {
   check_points(n, coords);
   H5SPARSE_FAIL_IF(n > 0 && values == nullptr, ErrorCode::invalid_argument, "no values to write");
-  H5SPARSE_FAIL_IF(mpi_file_, ErrorCode::unsupported,
-                   "coordinate writes on MPI-IO files are not supported yet: write with H5Dwrite and a point "
-                   "selection, collectively");
+#ifdef H5SPARSE_PARALLEL
+  if (mpi_file_) return ParallelWrite::write_points(*this, n, coords, mem_type, values, dxpl);
+#endif
   const SparseChange change;
   const bool relocate = hdf5::check_writable(under_, under_vol_id_, dxpl);  // see write()
   const ChunkGrid grid(extent(dxpl), params().layout.dims);
   if (n == 0) return;
-  const hsize_t count = n;
-  const Handle all = checked(H5Screate_simple(1, &count, nullptr), "cannot describe the values");
   Bytes storage;
   const std::uint8_t* in_file_type =
-      hdf5::values_in_file_type(mem_type, all.get(), n, file_type_.get(), params().fill, dxpl, values, storage);
+      hdf5::values_in_file_type(mem_type, n, file_type_.get(), params().fill, dxpl, values, storage);
   hdf5::NativeChunkStore chunks = store(dxpl, relocate);
   engine_.write_coordinates(chunks, grid, as_coords(coords), n, in_file_type);
 }
 
 void SparseDataset::erase_coordinates(std::size_t n, const hsize_t* coords, hid_t dxpl) {
   check_points(n, coords);
-  H5SPARSE_FAIL_IF(mpi_file_, ErrorCode::unsupported,
-                   "coordinate erases on MPI-IO files are not supported yet: erase a selection collectively");
+#ifdef H5SPARSE_PARALLEL
+  if (mpi_file_) return ParallelWrite::erase_points(*this, n, coords, dxpl);
+#endif
   const SparseChange change;
   const bool relocate = hdf5::check_writable(under_, under_vol_id_, dxpl);
   const ChunkGrid grid(extent(dxpl), params().layout.dims);
@@ -77,29 +75,12 @@ herr_t SparseDataset::iterate_coordinates(hid_t file_space, hid_t mem_type, std:
   scan.region = hdf5::selection_boxes(sel.space);
   scan.values = mem_type != H5I_INVALID_HID;
   if (max_bytes > 0) scan.max_bytes = max_bytes;
-  const std::size_t es = params().layout.element_size;
-  std::size_t mem_size = 0;
-  bool convert = false;
-  if (scan.values) {
-    mem_size = H5Tget_size(mem_type);
-    H5SPARSE_FAIL_IF(mem_size == 0, ErrorCode::invalid_argument, "invalid memory datatype");
-    const htri_t same = H5Tequal(mem_type, file_type_.get());
-    throw_if_negative(same, "cannot compare the memory and file datatypes");
-    convert = same == 0;
-  }
+  std::optional<hdf5::ValuesToMemory> to_memory;
+  if (scan.values) to_memory.emplace(file_type_.get(), mem_type);
   herr_t result = 0;
-  Bytes converted, background;
   hdf5::NativeChunkStore chunks = store(dxpl);
   engine_.scan_coordinates(chunks, sel.grid, scan, [&](const CoordinateBatch& batch) {
-    const void* values = batch.values;
-    if (convert && batch.count > 0) {
-      converted.resize(batch.count * std::max(es, mem_size));
-      std::memcpy(converted.data(), batch.values, batch.count * es);
-      background.assign(batch.count * mem_size, 0);
-      throw_if_negative(H5Tconvert(file_type_.get(), mem_type, batch.count, converted.data(), background.data(), dxpl),
-                        "cannot convert the values to the memory datatype");
-      values = converted.data();
-    }
+    const void* values = to_memory ? (*to_memory)(batch.count, batch.values, dxpl) : nullptr;
     if (cursor && batch.next) std::copy(batch.next->begin(), batch.next->end(), cursor);
     if (cursor && !batch.next) cursor[0] = HSIZE_UNDEF;
     result = op(batch.count, reinterpret_cast<const hsize_t*>(batch.coords), values, op_data);

@@ -97,7 +97,7 @@ void SparseDataset::write(hid_t mem_type, hid_t mem_space, hid_t file_space, hid
     return engine_.write_coordinates(chunks, sel.grid, reinterpret_cast<const std::uint64_t*>(coords.data()),
                                      std::size_t(sel.npoints), values);
   }
-  engine_.write(chunks, sel.grid, selection_pieces(sel.space, sel.grid), values);
+  engine_.write(chunks, sel.grid, hdf5::selection_pieces(sel.space, sel.grid), values);
 }
 
 bool SparseDataset::read(hid_t mem_type, hid_t mem_space, hid_t file_space, hid_t dxpl, void* buf) const {
@@ -123,8 +123,9 @@ bool SparseDataset::read(hid_t mem_type, hid_t mem_space, hid_t file_space, hid_
   const ReadTarget target{dest.data(), fill, std::size_t(n) * es >= kStreamingMinBytes, dest.in_place()};
   // Every element in row-major order: each chunk's pieces follow from its position (splitting
   // the selection into pieces and grouping them was a fifth of a full read).
-  const bool whole = selects_everything(sel.space, sel.grid, n);
-  const std::vector<ChunkPiece> pieces = whole ? std::vector<ChunkPiece>() : selection_pieces(sel.space, sel.grid);
+  const bool whole = hdf5::selects_everything(sel.space, sel.grid, n);
+  const std::vector<ChunkPiece> pieces =
+      whole ? std::vector<ChunkPiece>() : hdf5::selection_pieces(sel.space, sel.grid);
   NativeChunkStore chunks = store(dxpl);
   engine_.read(chunks, ChunkRequest{sel.grid, pieces, whole, n}, target);
   dest.finish();

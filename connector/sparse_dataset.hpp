@@ -23,10 +23,6 @@
 
 namespace h5sparse::vol {
 
-// Kept visible here: the connector's dataset code calls them (hdf5_support's file_selection).
-using hdf5::selection_pieces;
-using hdf5::selects_everything;
-
 class SparseDataset {
  public:
   /// Returns the sparse view of a freshly created or opened dataset, or nullptr when it is an

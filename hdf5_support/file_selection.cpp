@@ -225,6 +225,17 @@ std::vector<ChunkPiece> stored_pieces(const SparseEngine& engine, ChunkStore& st
   return selection_pieces(sel.space, sel.grid);
 }
 
+PointSpaces point_spaces(const std::vector<std::uint64_t>& dims, std::size_t n, const hsize_t* coords) {
+  const std::vector<hsize_t> extent(dims.begin(), dims.end());
+  const hsize_t count = n;
+  PointSpaces spaces{checked(H5Screate_simple(int(extent.size()), extent.data(), nullptr), "cannot create a dataspace"),
+                     checked(H5Screate_simple(1, &count, nullptr), "cannot describe the values")};
+  throw_if_negative(n == 0 ? H5Sselect_none(spaces.file.get())
+                           : H5Sselect_elements(spaces.file.get(), H5S_SELECT_SET, n, coords),
+                    "cannot select the coordinates");
+  return spaces;
+}
+
 void erase_selection(const SparseEngine& engine, ChunkStore& store, const FileSelection& sel) {
   std::vector<Box> boxes;
   if (H5Sget_select_type(sel.space) == H5S_SEL_POINTS && !engine.params().is_var()) {

@@ -63,6 +63,13 @@ std::vector<Box> selection_boxes(hid_t space);
 /// selection's size; other selections give selection_pieces.
 std::vector<ChunkPiece> stored_pieces(const SparseEngine& engine, ChunkStore& store, const FileSelection& sel);
 
+/// A coordinate list as H5Dwrite takes it: the file dataspace (extent `dims`) with the `n`
+/// points selected (none when n is 0) and a memory dataspace of n values.
+struct PointSpaces {
+  Handle file, memory;
+};
+PointSpaces point_spaces(const std::vector<std::uint64_t>& dims, std::size_t n, const hsize_t* coords);
+
 /// Makes the selected elements undefined: points by coordinates, "all" and hyperslabs of up to
 /// 2^20 blocks as a region (SparseEngine::erase_region), others by their pieces.
 void erase_selection(const SparseEngine& engine, ChunkStore& store, const FileSelection& sel);

@@ -76,6 +76,31 @@ const std::uint8_t* values_in_file_type(hid_t mem_type, hid_t mem_space, std::si
   return values.data();
 }
 
+const std::uint8_t* values_in_file_type(hid_t mem_type, std::size_t count, hid_t file_type, const Bytes& fill,
+                                        hid_t dxpl, const void* buf, Bytes& storage) {
+  const hsize_t n = count;
+  const Handle row = checked(H5Screate_simple(1, &n, nullptr), "cannot describe the values");
+  return values_in_file_type(mem_type, row.get(), count, file_type, fill, dxpl, buf, storage);
+}
+
+ValuesToMemory::ValuesToMemory(hid_t file_type, hid_t mem_type)
+    : file_type_(file_type), mem_type_(mem_type), file_size_(H5Tget_size(file_type)), mem_size_(H5Tget_size(mem_type)) {
+  H5SPARSE_FAIL_IF(mem_size_ == 0, ErrorCode::invalid_argument, "invalid memory datatype");
+  const htri_t same = H5Tequal(mem_type, file_type);
+  throw_if_negative(same, "cannot compare the memory and file datatypes");
+  convert_ = same == 0;
+}
+
+const void* ValuesToMemory::operator()(std::size_t count, const void* values, hid_t dxpl) {
+  if (!convert_ || count == 0) return values;
+  converted_.resize(count * std::max(file_size_, mem_size_));
+  std::memcpy(converted_.data(), values, count * file_size_);
+  background_.assign(count * mem_size_, 0);
+  throw_if_negative(H5Tconvert(file_type_, mem_type_, count, converted_.data(), background_.data(), dxpl),
+                    "cannot convert the values to the memory datatype");
+  return converted_.data();
+}
+
 MemoryDestination::MemoryDestination(hid_t space, std::size_t element_size, std::uint64_t count, void* buf)
     : space_(space), element_size_(element_size), buf_(static_cast<std::uint8_t*>(buf)) {
   const std::int64_t offset = contiguous_offset(space, element_size, count);

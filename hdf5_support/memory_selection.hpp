@@ -25,6 +25,26 @@ bool has_data_transform(hid_t dxpl);
 const std::uint8_t* values_in_file_type(hid_t mem_type, hid_t mem_space, std::size_t count, hid_t file_type,
                                         const Bytes& fill, hid_t dxpl, const void* buf, Bytes& storage);
 
+/// `count` values in a row (a memory dataspace of `count` elements), in `file_type`.
+const std::uint8_t* values_in_file_type(hid_t mem_type, std::size_t count, hid_t file_type, const Bytes& fill,
+                                        hid_t dxpl, const void* buf, Bytes& storage);
+
+/// Values read in the file's datatype handed over in a memory datatype, converted as H5Dread
+/// converts them (H5Tconvert, zero background) when the types differ.
+class ValuesToMemory {
+ public:
+  ValuesToMemory(hid_t file_type, hid_t mem_type);
+  /// `count` values of the file type at `values`, in the memory type: `values` itself or a
+  /// converted copy, valid until the next call.
+  const void* operator()(std::size_t count, const void* values, hid_t dxpl);
+
+ private:
+  hid_t file_type_, mem_type_;
+  std::size_t file_size_, mem_size_;
+  bool convert_;
+  Bytes converted_, background_;
+};
+
 /// Where a read puts the selected elements in selection order: straight into the caller's
 /// buffer when the memory selection is one run of bytes (H5S_ALL, a whole array, a full row
 /// block), else a staging buffer that finish() scatters into the memory selection.

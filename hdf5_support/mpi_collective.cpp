@@ -28,6 +28,14 @@ MpiComm::~MpiComm() {
   if (!finalized && comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
 }
 
+hid_t collective_transfer(Handle& dxpl) {
+  if (!dxpl.valid()) {
+    dxpl = checked(H5Pcreate(H5P_DATASET_XFER), "cannot create transfer properties");
+    throw_if_negative(H5Pset_dxpl_mpio(dxpl.get(), H5FD_MPIO_COLLECTIVE), "cannot request collective transfer");
+  }
+  return dxpl.get();
+}
+
 std::unique_ptr<MpiComm> file_communicator(void* under, hid_t under_vol_id) {
   H5VL_file_get_args_t args{};
   args.op_type = H5VL_FILE_GET_FAPL;

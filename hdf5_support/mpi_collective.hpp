@@ -18,6 +18,7 @@
 
 #include "h5sparse/codecs.hpp"
 #include "h5sparse/error.hpp"
+#include "handle.hpp"
 #include "native_dataset.hpp"
 
 namespace h5sparse::hdf5 {
@@ -44,6 +45,9 @@ class MpiComm {
 /// The communicator of the dataset's file (collective: HDF5 duplicates it when it copies the
 /// file access properties).
 std::unique_ptr<MpiComm> file_communicator(void* under, hid_t under_vol_id);
+
+/// `dxpl`, made a collective transfer list on first use (H5Pset_dxpl_mpio); its id.
+hid_t collective_transfer(Handle& dxpl);
 
 /// The file's MPI-IO handle (what H5Fget_vfd_handle returns for the MPI-IO driver).
 MPI_File mpi_file_handle(void* under, hid_t under_vol_id);

@@ -55,7 +55,9 @@ herr_t h5sparse_derase(hid_t dset_id, hid_t file_space_id, hid_t dxpl_id);
 /* Defines the num_points elements at coords (num_points x rank, row-major, any order) with
  * values (num_points elements of mem_type_id, converted to the dataset's type as H5Dwrite
  * converts). A coordinate given twice takes its last value. A coordinate outside the extent
- * fails the call before anything is stored. With fill-is-undefined, fill values erase. */
+ * fails the call before anything is stored. With fill-is-undefined, fill values erase. On an
+ * MPI-IO file both calls are collective whatever dxpl_id says: every rank calls them, each with
+ * its own coordinates (maybe none); the highest rank wins where ranks give the same one. */
 herr_t h5sparse_dwrite_coo(hid_t dset_id, size_t num_points, const hsize_t *coords, hid_t mem_type_id,
                            const void *values, hid_t dxpl_id);
 

@@ -70,11 +70,11 @@ def _memory_type(dtype):
 def write_coo(dset, coords, values):
     """Defines the elements at `coords` ((N, rank) integers, any order) with `values` (N values of
     any type HDF5 converts to the dataset's). A coordinate given twice takes its last value.
-    Nothing is stored when any coordinate lies outside the extent or the values do not convert."""
+    Nothing is stored when any coordinate lies outside the extent or the values do not convert.
+    On an MPI-IO file it is collective: every rank calls it, each with its coordinates (maybe
+    none); where ranks give the same coordinate, the highest rank's value wins."""
     c = _coordinates_in(dset, coords)
     v = _values_in(dset, values, c.shape[0])
-    if c.shape[0] == 0:
-        return
     lib = _lib()
     mem_type = _memory_type(v.dtype)
     call(lib, "h5sparse write_coo", dset, lib.h5sparse_dwrite_coo, c.shape[0], c.ctypes.data, mem_type.id,
@@ -82,10 +82,9 @@ def write_coo(dset, coords, values):
 
 
 def erase_coo(dset, coords):
-    """Makes the elements at `coords` ((N, rank) integers) undefined."""
+    """Makes the elements at `coords` ((N, rank) integers) undefined (on an MPI-IO file:
+    collective, as write_coo)."""
     c = _coordinates_in(dset, coords)
-    if c.shape[0] == 0:
-        return
     lib = _lib()
     call(lib, "h5sparse erase_coo", dset, lib.h5sparse_derase_coo, c.shape[0], c.ctypes.data, _H5P_DEFAULT)
 

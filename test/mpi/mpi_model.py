@@ -2,7 +2,8 @@
 
 Every rank runs the same random sequence of collective steps on sparse datasets of one MPI-IO
 file (h5py-mpi, driver="mpio", through the parallel h5sparse connector): writes of a random
-selection per rank (boxes, strided boxes, point lists with duplicates, nothing at all), erases,
+selection per rank (boxes, strided boxes, point lists with duplicates, nothing at all), by H5Dwrite
+or by coordinates (h5sparse.write_coo), erases (of a selection or by coordinates),
 independent reads and get-defined queries. Every rank derives every rank's selections from the
 shared seed, so rank 0 keeps a numpy model of the RFC semantics: the selected elements become
 defined (later duplicates win inside a rank, a higher rank wins where ranks overlap), erased
@@ -82,6 +83,11 @@ def model_indices(shape, kind, spec):
     return np.ravel_multi_index(tuple(spec.T), shape)
 
 
+def coordinates(shape, kind, spec):
+    """The selected elements' coordinates ((N, rank)), in the order H5Dwrite pairs them."""
+    return np.stack(np.unravel_index(model_indices(shape, kind, spec), shape), axis=1).reshape(-1, len(shape))
+
+
 def erase(dset, space):
     """h5sparse_derase with an h5py dataspace (collective on an MPI-IO file)."""
     if h5sparse.library().h5sparse_derase(dset.id.id, space.id, 0) < 0:
@@ -115,11 +121,14 @@ def main():
                     payloads.append(data)
                 kind, spec = selections[rank]
                 data = payloads[rank]
-                mem = h5py.h5s.create_simple((max(len(data), 1),))
-                if len(data) == 0:
-                    mem.select_none()
-                dset.id.write(mem, file_space(dset, kind, spec), np.ascontiguousarray(data if len(data) else
-                                                                                   np.zeros(1, dtype)), dxpl=dxpl)
+                if rng.random() < 0.4:  # the same call on every rank: the shared generator says which
+                    h5sparse.write_coo(dset, coordinates(shape, kind, spec), data)
+                else:
+                    mem = h5py.h5s.create_simple((max(len(data), 1),))
+                    if len(data) == 0:
+                        mem.select_none()
+                    dset.id.write(mem, file_space(dset, kind, spec),
+                                  np.ascontiguousarray(data if len(data) else np.zeros(1, dtype)), dxpl=dxpl)
                 for (kind, spec), data in zip(selections, payloads):  # rank order: higher ranks win
                     idx = model_indices(shape, kind, spec)
                     values[idx] = data
@@ -133,7 +142,10 @@ def main():
                         values[gone] = fill
             elif op == "erase":
                 kind, spec = selections[rank]
-                erase(dset, file_space(dset, kind, spec))
+                if rng.random() < 0.4:
+                    h5sparse.erase_coo(dset, coordinates(shape, kind, spec))
+                else:
+                    erase(dset, file_space(dset, kind, spec))
                 for kind, spec in selections:
                     idx = model_indices(shape, kind, spec)
                     defined[idx] = False

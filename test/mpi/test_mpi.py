@@ -182,6 +182,12 @@ REFUSALS = """
             expect_failure("write with a bad selection on rank 1",
                            lambda: d.id.write(ms, fs, np.full(1, 7.0, "f4"), dxpl=dxpl),
                            "rank 1" if rank != 1 else "outside")
+        elif case == "bad_coo":
+            coords = [[99, 0]] if rank == 1 else [[rank, 5]]  # rank 1's lies outside the extent
+            expect_failure("write_coo with a coordinate outside the extent on rank 1",
+                           lambda: h5sparse.write_coo(d, coords, [7.0]), "rank 1" if rank != 1 else "outside")
+            expect_failure("erase_coo likewise", lambda: h5sparse.erase_coo(d, coords),
+                           "rank 1" if rank != 1 else "outside")
         comm.Barrier()
         # Whatever was refused, nothing of the data already stored was lost.
         assert np.array_equal(d[0:comm.size, :], np.ones((comm.size, 20), "f4")), "stored data changed"
@@ -190,13 +196,14 @@ REFUSALS = """
 """
 
 
-@pytest.mark.parametrize("case", ["independent", "direct_chunk", "bad_rank"])
+@pytest.mark.parametrize("case", ["independent", "direct_chunk", "bad_rank", "bad_coo"])
 def test_refusals(tmp_path, case):
     """Unsupported combinations fail with a clear error on every rank, never a hang or a loss."""
     script = tmp_path / "refusals.py"
     script.write_text(textwrap.dedent(REFUSALS))
     out = mpirun(2, [sys.executable, str(script), str(tmp_path / "r.h5"), case], timeout=120)
-    assert out.stdout.count("refused") == 2 and out.stdout.count("done") == 2, out.stdout + out.stderr
+    refusals = 2 if case == "bad_coo" else 1  # on each of the 2 ranks
+    assert out.stdout.count("refused") == 2 * refusals and out.stdout.count("done") == 2, out.stdout + out.stderr
 
 
 MIXED = """
