@@ -1,5 +1,6 @@
 #include "h5sparse/stored_chunk_read.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "h5sparse/chunk_scatter.hpp"
@@ -77,12 +78,45 @@ void read_chunk_pieces(const ChunkView* chunk, const ChunkLayout& layout, const 
     std::memcpy(dest + pieces[i].source * es, &scratch.dense[pieces[i].in_chunk_start * es], pieces[i].length * es);
 }
 
+namespace {
+
+// True when a structured chunk holds fewer elements than a bitmap of it has words.
+bool holds_few(const std::uint8_t* data, std::size_t size, unsigned filter_mask, const ChunkLayout& layout) {
+  if (filter_mask & 1) return false;  // a dense chunk
+  const std::optional<std::uint64_t> held = stated_element_count(data, size, layout);
+  return held && *held < layout.element_count() / 64;
+}
+
+// The pieces from the chunk's elements: the fill value, then each piece's defined elements
+// found by bisection.
+void read_element_pieces(const ChunkElements& e, std::size_t es, const ChunkPiece* pieces, std::size_t count,
+                         const std::uint8_t* fill, std::uint8_t* dest, bool streaming) {
+  fill_pieces(pieces, count, es, fill, dest, streaming);
+  for (std::size_t i = 0; i < count; ++i) {
+    const ChunkPiece& p = pieces[i];
+    auto at = std::lower_bound(e.offsets.begin(), e.offsets.end(), p.in_chunk_start);
+    for (; at != e.offsets.end() && *at < p.in_chunk_start + p.length; ++at)
+      std::memcpy(dest + (p.source + *at - p.in_chunk_start) * es, &e.values[std::size_t(at - e.offsets.begin()) * es],
+                  es);
+  }
+}
+
+}  // namespace
+
 void read_stored_chunk_pieces(const std::uint8_t* data, std::size_t size, unsigned filter_mask,
                               const ChunkLayout& layout, const ChunkPiece* pieces, std::size_t count,
                               const std::uint8_t* fill, std::uint8_t* dest, bool streaming,
                               ChunkReadScratch& scratch) {
   if (data == nullptr) {
     read_chunk_pieces(nullptr, layout, pieces, count, fill, dest, streaming, scratch);
+    return;
+  }
+  // A chunk holding few elements: read from its elements, so the work follows what it holds;
+  // a bitmap of the chunk costs its size (a one-element chunk of 2^20 elements: 128 KiB zeroed
+  // and scanned for each point read).
+  if (holds_few(data, size, filter_mask, layout)) {
+    read_element_pieces(decode_chunk_elements(data, size, layout), layout.element_size, pieces, count, fill, dest,
+                        streaming);
     return;
   }
   // Values scattered straight from the stored bytes when their section is unfiltered.

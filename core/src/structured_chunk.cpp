@@ -12,6 +12,7 @@
 #include "h5sparse/checksum.hpp"
 #include "h5sparse/error.hpp"
 #include "h5sparse/fill_scan.hpp"
+#include "h5sparse/varint.hpp"
 #include "section_io.hpp"
 
 namespace h5sparse {
@@ -335,6 +336,25 @@ ChunkView decode_chunk_view(const std::uint8_t* data, std::size_t size, const Ch
   view.owned = std::move(sections.owned[1]);  // a moved vector keeps its buffer: bytes[1] stays valid
   view.values = sections.bytes[1];
   return view;
+}
+
+std::optional<std::uint64_t> stated_element_count(const std::uint8_t* data, std::size_t size,
+                                                  const ChunkLayout& layout) {
+  const ChunkHeader h = read_chunk_header(data, size, layout);
+  const SectionInfo& selection = h.sections[0];
+  for (std::size_t i = 0; i < layout.selection_pipeline.size(); ++i)
+    if (i >= 32 || !(selection.filter_mask >> i & 1)) return std::nullopt;  // filtered
+  const std::uint8_t* p = data + h.size;
+  const std::uint8_t* const end = p + selection.stored_size;
+  if (p == end) return std::nullopt;
+  const std::uint8_t tag = *p++;
+  if (tag == 0) return 0;
+  if (tag != 3 && tag != 6) return std::nullopt;
+  try {
+    return read_varint32(p, end, "selection count");
+  } catch (const Error&) {
+    return std::nullopt;  // the decode says what is wrong
+  }
 }
 
 ChunkElements decode_chunk_elements(const std::uint8_t* data, std::size_t size, const ChunkLayout& layout) {

@@ -1,6 +1,6 @@
 // stored_chunk_read.hpp: one stored chunk into the pieces of a read, as a thread of a parallel
 // read runs it: every kind of stored chunk (unfiltered, filtered, written around the filter,
-// none) and pieces in order or not give the dense expansion; corrupt bytes throw corrupt_data
+// none; dense or holding few elements) and pieces in order or not give the dense expansion; corrupt bytes throw corrupt_data
 // without naming a chunk (the connector adds that on the calling thread).
 #include "h5sparse/stored_chunk_read.hpp"
 
@@ -19,10 +19,11 @@ using namespace h5sparse;
 
 namespace {
 
-StructuredChunk random_chunk(const ChunkLayout& layout, std::mt19937_64& rng) {
+// Each element defined with probability 1 / one_in.
+StructuredChunk random_chunk(const ChunkLayout& layout, std::mt19937_64& rng, unsigned one_in = 3) {
   StructuredChunk chunk = StructuredChunk::empty(layout);
   for (std::uint64_t i = 0; i < layout.element_count(); ++i)
-    if (rng() % 3 == 0) chunk.defined.set(i);
+    if (rng() % one_in == 0) chunk.defined.set(i);
   chunk.values.resize(chunk.defined.defined_count() * layout.element_size);
   for (auto& b : chunk.values) b = std::uint8_t(rng() | 1);
   return chunk;
@@ -54,8 +55,11 @@ void expect_read(const ChunkLayout& layout, const std::uint8_t* data, std::size_
 TEST(StoredChunkRead, EveryKindOfStoredChunkGivesTheDenseExpansion) {
   std::mt19937_64 rng(7);
   const std::uint8_t fill[4] = {1, 2, 3, 4};
+  // Dense enough for a bitmap, and sparse enough (under one element per 64) to be read from
+  // the chunk's elements when its selection is unfiltered.
+  for (unsigned one_in : {3u, 150u, 100000u})
   for (const ChunkLayout& layout : {layout_with({}, {}), layout_with({{kFilterDeflate, 0, {4}}}, {{kFilterShuffle, 0, {}}, {kFilterDeflate, 0, {4}}})}) {
-    const StructuredChunk chunk = random_chunk(layout, rng);
+    const StructuredChunk chunk = random_chunk(layout, rng, one_in);
     std::vector<std::uint8_t> dense(layout.element_count() * 4);
     expand_to_dense(chunk, layout, fill, dense.data());
     const Bytes stored = encode_chunk(chunk, layout);
@@ -72,18 +76,21 @@ TEST(StoredChunkRead, EveryKindOfStoredChunkGivesTheDenseExpansion) {
 TEST(StoredChunkRead, CorruptBytesThrowCorruptDataWithoutAChunkName) {
   std::mt19937_64 rng(8);
   const ChunkLayout layout = layout_with({}, {});
-  Bytes stored = encode_chunk(random_chunk(layout, rng), layout);
-  stored[stored.size() / 2] ^= 0x40;
-  const std::vector<ChunkPiece> pieces = row_pieces(false);
-  std::vector<std::uint8_t> out(layout.element_count() * 4);
-  ChunkReadScratch scratch;
-  try {
-    read_stored_chunk_pieces(stored.data(), stored.size(), 0, layout, pieces.data(), pieces.size(), nullptr, out.data(),
-                             false, scratch);
-    FAIL() << "no error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::corrupt_data);
-    EXPECT_EQ(std::string(e.what()).find("chunk at"), std::string::npos) << e.what();
+  Bytes stored;
+  for (unsigned one_in : {3u, 150u}) {  // read through a bitmap, and from the elements
+    stored = encode_chunk(random_chunk(layout, rng, one_in), layout);
+    stored[stored.size() / 2] ^= 0x40;
+    const std::vector<ChunkPiece> pieces = row_pieces(false);
+    std::vector<std::uint8_t> out(layout.element_count() * 4);
+    ChunkReadScratch scratch;
+    try {
+      read_stored_chunk_pieces(stored.data(), stored.size(), 0, layout, pieces.data(), pieces.size(), nullptr,
+                               out.data(), false, scratch);
+      FAIL() << "no error";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::corrupt_data);
+      EXPECT_EQ(std::string(e.what()).find("chunk at"), std::string::npos) << e.what();
+    }
   }
   // Written around the filter with the wrong size.
   EXPECT_THROW(decode_stored_chunk(stored.data(), 10, 1, layout), Error);

@@ -340,3 +340,26 @@ TEST(StructuredChunk, ResizedEncodingKeepsTheContentAndChangesTheSize) {
     }
   }
 }
+
+// The element count a stored chunk states: its selection's count when unfiltered and of a tag
+// that has one (empty, offsets, Rice offsets), nothing otherwise.
+TEST(StructuredChunk, StatedElementCountIsTheSelectionsOwn) {
+  std::mt19937 rng(9);
+  std::size_t stated_counts = 0;
+  for_every_pipeline_pair(rng, [&](const ChunkLayout& l, const StructuredChunk& c, const Bytes& stored) {
+    const std::optional<std::uint64_t> stated = stated_element_count(stored.data(), stored.size(), l);
+    const ChunkHeader h = read_chunk_header(stored.data(), stored.size(), l);
+    bool unfiltered = true;
+    for (std::size_t i = 0; i < l.selection_pipeline.size(); ++i)
+      unfiltered = unfiltered && (h.sections[0].filter_mask >> i & 1);
+    const std::uint8_t tag = stored[h.size];
+    if (unfiltered && (tag == 0 || tag == 3 || tag == 6)) {
+      ASSERT_TRUE(stated.has_value());
+      EXPECT_EQ(*stated, c.defined.defined_count());
+      stated_counts += *stated > 0;
+    } else {
+      EXPECT_FALSE(stated.has_value()) << int(tag);
+    }
+  });
+  EXPECT_GT(stated_counts, 0u);
+}

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "h5sparse/codecs.hpp"
@@ -123,6 +124,12 @@ ChunkHeader read_chunk_header(const std::uint8_t* data, std::size_t size, const 
 /// Fully decodes and verifies a chunk (header, both pipelines, both checksums, selection,
 /// value count).
 StructuredChunk decode_chunk(const std::uint8_t* data, std::size_t size, const ChunkLayout& layout);
+
+/// How many elements a chunk's selection says it holds, read from the stored bytes without
+/// decoding them: only for an unfiltered selection of tag 0, 3 or 6 (else nothing). A hint for
+/// choosing a decoding; the decode checks everything.
+std::optional<std::uint64_t> stated_element_count(const std::uint8_t* data, std::size_t size,
+                                                  const ChunkLayout& layout);
 
 /// decode_chunk into the chunk's elements, with the same checks.
 ChunkElements decode_chunk_elements(const std::uint8_t* data, std::size_t size, const ChunkLayout& layout);
