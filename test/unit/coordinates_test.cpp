@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <functional>
 #include <map>
 #include <random>
 
@@ -256,6 +257,56 @@ TEST(Coordinates, ScansComeInBatchesOfWholeBands) {
   stop.max_bytes = 1;
   engine.scan_coordinates(store, grid, stop, [&](const CoordinateBatch&) { return ++calls < 2; });
   EXPECT_EQ(calls, 2);
+}
+
+// An iteration (a scan per batch, each resuming at the previous batch's `next`) lists the
+// index once when the engine may keep memory between calls, once per batch when it must not
+// (a store others change); a change in between makes the next resumed scan list anew.
+TEST(Coordinates, ResumedScansListTheIndexOnce) {
+  const Coords dims{64, 64}, chunk{8, 8};
+  for (const std::size_t kept : {std::size_t(0), std::size_t(1) << 20}) {
+    const SparseEngine engine(test_params(chunk), kept);
+    const ChunkGrid grid(dims, chunk);
+    MemoryChunkStore store;
+    std::mt19937_64 rng(17);
+    Model model;
+    const Points p = random_points(dims, 2000, rng);
+    engine.write_coordinates(store, grid, p.coords.data(), p.size(), bytes_of(p.values));
+    apply(model, p, 2, false, false);
+    // One batch per call (max_bytes 1: one chunk each), `change` run before the third call.
+    const auto iterate = [&](const std::function<void()>& change) {
+      Scanned out;
+      Coords from;
+      for (std::size_t calls = 0;; ++calls) {
+        if (calls == 2) change();
+        CoordinateScan s;
+        s.region = {whole(dims)};
+        s.max_bytes = 1;
+        s.from = from;
+        bool more = false;
+        engine.scan_coordinates(store, grid, s, [&](const CoordinateBatch& b) {
+          for (std::size_t i = 0; i < b.count; ++i) out.coords.emplace_back(b.coords + 2 * i, b.coords + 2 * i + 2);
+          more = b.next != nullptr;
+          if (more) from = *b.next;
+          return false;
+        });
+        if (!more) return std::make_pair(out.coords.size(), calls + 1);
+      }
+    };
+    store.listings = 0;
+    const auto [elements, calls] = iterate([] {});
+    EXPECT_EQ(elements, model.size());
+    EXPECT_GT(calls, 8u);
+    EXPECT_EQ(store.listings, kept ? 1u : calls) << kept;
+    store.listings = 0;
+    const Points one{{63, 63}, {5}};
+    const auto after_change = iterate([&] {
+      engine.write_coordinates(store, grid, one.coords.data(), 1, bytes_of(one.values));
+      apply(model, one, 2, false, false);
+    });
+    EXPECT_EQ(after_change.first, model.size());
+    EXPECT_EQ(store.listings, kept ? 2u : after_change.second) << kept;
+  }
 }
 
 // 2^31 x 2^31 with 1024 x 1024 chunks: work and memory follow the points, not the extent.

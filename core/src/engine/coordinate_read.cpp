@@ -63,20 +63,32 @@ class Growing {
 class Scan {
  public:
   Scan(const SparseEngine& engine, ChunkStore& store, const ChunkGrid& grid, const CoordinateScan& scan,
-       const CoordinateSink& sink)
+       const CoordinateSink& sink, detail::ResumableListing* resumable)
       : engine_(engine), layout_(engine.params().layout), store_(store), grid_(grid), scan_(scan), sink_(sink),
-        rank_(grid.rank()), es_(scan.values ? layout_.element_size : 0) {
+        resumable_(resumable), rank_(grid.rank()), es_(scan.values ? layout_.element_size : 0) {
     check_band_positions();
     detail::chunk_count_checked(grid_);  // listed chunks are kept by number
     for (std::size_t d = 1; d < rank_; ++d)
       band_chunks_ *= (grid_.dataset_dims()[d] + grid_.chunk_dims()[d] - 1) / grid_.chunk_dims()[d];
   }
 
+  // Scans; a scan stopped by its sink before its end leaves its listing for the next.
   void run() {
     list();
-    for (std::size_t band = 0; band < listed_.size();) {
+    scan();
+    if (!resumable_) return;
+    if (stopped_)
+      resumable_->keep(all_, scan_.region, grid_.dataset_dims(), generation_);
+    else
+      resumable_->drop();
+  }
+
+ private:
+  void scan() {
+    for (std::size_t band = first_; band < listed().size();) {
       std::size_t end = band;
-      while (end < listed_.size() && listed_[end].number / band_chunks_ == listed_[band].number / band_chunks_) ++end;
+      const std::uint64_t band_number = listed()[band].number / band_chunks_;
+      while (end < listed().size() && listed()[end].number / band_chunks_ == band_number) ++end;
       // A band over the budget goes in groups of whole chunks, each a batch of its own (a
       // batch holding two groups of one band would not be in row-major order).
       const bool cut = group_end(band, end) < end;
@@ -84,7 +96,7 @@ class Scan {
       for (std::size_t first = band; first < end;) {
         const std::size_t last = group_end(first, end);
         read_group(first, last);
-        const bool final = last == listed_.size();
+        const bool final = last == listed().size();
         if ((cut || final || coords_.size() * 8 + values_.size() >= scan_.max_bytes) && (!emit(last) || final)) return;
         first = last;
       }
@@ -92,7 +104,6 @@ class Scan {
     }
   }
 
- private:
   // Positions inside a band, (line position in the band) x (extent of the last dimensions),
   // must be 64-bit numbers: the heap's keys.
   void check_band_positions() const {
@@ -102,23 +113,28 @@ class Scan {
                      "coordinate reads need (chunk rows) x (extent of the other dimensions) below 2^64");
   }
 
-  // The stored chunks meeting the region, in row-major order, from `scan_.from` on.
+  // The stored chunks meeting the region, in row-major order (the listing a scan of the same
+  // region left, when this one resumes it), from `scan_.from` on.
   void list() {
-    listed_ = detail::stored_chunks_in(store_, grid_, scan_.region);
-    if (!scan_.from.empty()) {
-      const auto first = std::lower_bound(
-          listed_.begin(), listed_.end(), scan_.from,
-          [&](const ListedChunk& c, const Coords& from) { return grid_.chunk_origin(c.number) < from; });
-      listed_.erase(listed_.begin(), first);
-    }
+    generation_ = sparse_generation();
+    if (resumable_ && !scan_.from.empty()) all_ = resumable_->find(scan_.region, grid_.dataset_dims(), generation_);
+    if (!all_) all_ = std::make_shared<std::vector<ListedChunk>>(detail::stored_chunks_in(store_, grid_, scan_.region));
+    if (!scan_.from.empty())
+      first_ = std::size_t(std::lower_bound(listed().begin(), listed().end(), scan_.from,
+                                            [&](const ListedChunk& c, const Coords& from) {
+                                              return grid_.chunk_origin(c.number) < from;
+                                            }) -
+                           listed().begin());
   }
+
+  const std::vector<ListedChunk>& listed() const { return *all_; }
 
   // The end of a group of whole chunks from `first` whose stored bytes stay within half the
   // batch budget (at least one chunk).
   std::size_t group_end(std::size_t first, std::size_t end) const {
-    std::uint64_t bytes = listed_[first].size;
+    std::uint64_t bytes = listed()[first].size;
     std::size_t last = first + 1;
-    while (last < end && bytes + listed_[last].size <= scan_.max_bytes / 2) bytes += listed_[last++].size;
+    while (last < end && bytes + listed()[last].size <= scan_.max_bytes / 2) bytes += listed()[last++].size;
     return last;
   }
 
@@ -127,9 +143,9 @@ class Scan {
     parts_.resize(last - first);
     std::uint64_t bytes = 0;
     for (std::size_t i = first; i < last; ++i) {
-      parts_[i - first].origin = grid_.chunk_origin(listed_[i].number);
-      store_.read_sized(parts_[i - first].origin, listed_[i].size, parts_[i - first].stored);
-      bytes += listed_[i].size;
+      parts_[i - first].origin = grid_.chunk_origin(listed()[i].number);
+      store_.read_sized(parts_[i - first].origin, listed()[i].size, parts_[i - first].stored);
+      bytes += listed()[i].size;
     }
     const int threads = chunk_threads_for(last - first, bytes);
     const auto failed = parallel_for(parts_.size(), threads, [&](std::size_t i, int) { decode(parts_[i]); }, [] {},
@@ -244,11 +260,12 @@ class Scan {
     batch.count = coords_.size() / rank_;
     batch.coords = coords_.data();
     batch.values = es_ ? values_.data() : nullptr;
-    if (next < listed_.size()) next_origin_ = grid_.chunk_origin(listed_[next].number);
-    batch.next = next < listed_.size() ? &next_origin_ : nullptr;
+    if (next < listed().size()) next_origin_ = grid_.chunk_origin(listed()[next].number);
+    batch.next = next < listed().size() ? &next_origin_ : nullptr;
     const bool go_on = sink_(batch);
     coords_.clear();
     values_.clear();
+    stopped_ = !go_on && batch.next;
     return go_on;
   }
 
@@ -260,7 +277,11 @@ class Scan {
   const CoordinateSink& sink_;
   const std::size_t rank_;
   const std::size_t es_;  // 0: no values
-  std::vector<ListedChunk> listed_;
+  detail::ResumableListing* const resumable_;  // null: no listing kept between scans
+  std::uint64_t generation_ = 0;                // of the listing
+  detail::Listing all_;
+  std::size_t first_ = 0;  // the first listed chunk at or after scan_.from
+  bool stopped_ = false;   // the sink stopped the scan before its last chunk
   std::uint64_t band_chunks_ = 1;  // chunks sharing a range of dimension 0: a band's numbers
   Coords next_origin_;
   std::vector<ChunkPart> parts_;
@@ -283,7 +304,7 @@ void SparseEngine::scan_coordinates(ChunkStore& store, const ChunkGrid& grid, co
                        "region " + coords_text(box.start) + " + " + coords_text(box.count) +
                            " is outside the extent " + coords_text(grid.dataset_dims()));
   }
-  Scan(*this, store, grid, scan, sink).run();
+  Scan(*this, store, grid, scan, sink, resumable_.get()).run();
 }
 
 }  // namespace h5sparse

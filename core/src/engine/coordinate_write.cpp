@@ -248,7 +248,8 @@ void SparseEngine::erase_region(ChunkStore& store, const ChunkGrid& grid, const 
     const Coords origin = grid.chunk_origin(listed.number);
     std::vector<detail::LocalBox> boxes;
     for (const Box& box : region)
-      if (detail::intersects(box, origin, grid.chunk_dims())) boxes.push_back(detail::local_box(box, origin, grid.chunk_dims()));
+      if (detail::intersects(box, origin, grid.chunk_dims()))
+        boxes.push_back(detail::local_box(box, origin, grid.chunk_dims()));
     store.read_sized(origin, listed.size, stored);
     ChunkElements elements;
     try {

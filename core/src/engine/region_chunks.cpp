@@ -43,7 +43,8 @@ std::vector<ListedChunk> probe_places(ChunkStore& store, const ChunkGrid& grid, 
     }
     Coords origin = first;
     for (bool more = true; more;) {  // last dimension fastest
-      if (const std::uint64_t size = store.stored_size(origin)) found.push_back(ListedChunk{grid.chunk_index(origin), size});
+      if (const std::uint64_t size = store.stored_size(origin))
+        found.push_back(ListedChunk{grid.chunk_index(origin), size});
       more = false;
       for (std::size_t d = rank; d-- > 0;) {
         if (origin[d] < last[d]) {
@@ -102,8 +103,8 @@ LocalBox local_box(const Box& box, const Coords& origin, const Coords& chunk_dim
 
 // Line by line: the boxes holding a line are found once per line, then each element is
 // tested against their column ranges.
-std::size_t keep_elements(ChunkElements& e, const std::vector<LocalBox>& boxes, const Coords& chunk_dims, std::size_t es,
-                          bool inside) {
+std::size_t keep_elements(ChunkElements& e, const std::vector<LocalBox>& boxes, const Coords& chunk_dims,
+                          std::size_t es, bool inside) {
   const std::size_t rank = chunk_dims.size();
   const std::uint64_t row = chunk_dims[rank - 1];
   std::size_t keep = 0;
@@ -156,6 +157,54 @@ std::vector<ListedChunk> stored_chunks_in(ChunkStore& store, const ChunkGrid& gr
   std::sort(found.begin(), found.end(), by_number);
   found.erase(std::unique(found.begin(), found.end(), same_number), found.end());
   return found;
+}
+
+namespace {
+
+bool same_region(const std::vector<Box>& a, const std::vector<Box>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (a[i].start != b[i].start || a[i].count != b[i].count) return false;
+  return true;
+}
+
+}  // namespace
+
+Listing ResumableListing::find(const std::vector<Box>& region, const Coords& dims, std::uint64_t generation) {
+  settle();
+  const std::lock_guard<std::mutex> lock(mutex_);
+  const bool valid = listing_ && generation_ == generation && dims_ == dims && same_region(region_, region);
+  return valid ? listing_ : nullptr;
+}
+
+void ResumableListing::keep(Listing listing, const std::vector<Box>& region, const Coords& dims,
+                            std::uint64_t generation) {
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    listing_ = std::move(listing);
+    region_ = region;
+    dims_ = dims;
+    generation_ = generation;
+  }
+  settle();  // counted now; freed at once when the process keeps more than its budget
+}
+
+void ResumableListing::drop() {
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    listing_.reset();
+  }
+  settle();
+}
+
+std::size_t ResumableListing::held() const noexcept {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  return listing_ ? listing_->capacity() * sizeof(ListedChunk) : 0;
+}
+
+void ResumableListing::free_buffers() noexcept {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  listing_.reset();
 }
 
 std::vector<ChunkPiece> region_pieces(const ChunkGrid& grid, const std::vector<ListedChunk>& chunks,

@@ -6,11 +6,14 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <vector>
 
 #include "h5sparse/chunk_grid.hpp"
 #include "h5sparse/engine/chunk_store.hpp"
 #include "h5sparse/engine/coordinates.hpp"
+#include "h5sparse/kept_memory.hpp"
 #include "h5sparse/structured_chunk.hpp"
 
 namespace h5sparse::detail {
@@ -36,8 +39,8 @@ LocalBox local_box(const Box& box, const Coords& origin, const Coords& chunk_dim
 
 /// Keeps the elements of `e` (values of `es` bytes each) that lie inside any of `boxes` (local
 /// to the chunk) when `inside`, else those outside all of them; returns how many went.
-std::size_t keep_elements(ChunkElements& e, const std::vector<LocalBox>& boxes, const Coords& chunk_dims, std::size_t es,
-                          bool inside);
+std::size_t keep_elements(ChunkElements& e, const std::vector<LocalBox>& boxes, const Coords& chunk_dims,
+                          std::size_t es, bool inside);
 
 /// The stored chunks meeting any of `region`'s boxes, ascending by number, each once.
 std::vector<ListedChunk> stored_chunks_in(ChunkStore& store, const ChunkGrid& grid, const std::vector<Box>& region);
@@ -47,5 +50,32 @@ std::vector<ListedChunk> stored_chunks_in(ChunkStore& store, const ChunkGrid& gr
 /// lines of the chunk (following lines joined): for erase and get-defined, not for reads.
 std::vector<ChunkPiece> region_pieces(const ChunkGrid& grid, const std::vector<ListedChunk>& chunks,
                                       const std::vector<Box>& region);
+
+/// A listing of stored chunks shared by the scans that use it.
+using Listing = std::shared_ptr<const std::vector<ListedChunk>>;
+
+/// The listing of a coordinate scan that stopped before its end, kept for the scan that
+/// resumes it (an iteration's next batch: listing a large index again for every batch made an
+/// iteration quadratic in the chunks). Valid for one region and extent at one generation of
+/// sparse data (engine/sparse_engine.hpp), so only for stores nobody else changes; counted as
+/// memory kept between calls.
+class ResumableListing final : public Keeper {
+ public:
+  /// The kept listing of `region` over `dims` at `generation`, or null.
+  Listing find(const std::vector<Box>& region, const Coords& dims, std::uint64_t generation);
+  void keep(Listing listing, const std::vector<Box>& region, const Coords& dims, std::uint64_t generation);
+  void drop();
+
+ protected:
+  std::size_t held() const noexcept override;
+  void free_buffers() noexcept override;
+
+ private:
+  mutable std::mutex mutex_;
+  Listing listing_;
+  std::vector<Box> region_;
+  Coords dims_;
+  std::uint64_t generation_ = 0;
+};
 
 }  // namespace h5sparse::detail

@@ -47,8 +47,12 @@ std::vector<std::size_t> chunk_group_starts(const std::vector<ChunkPiece>& piece
 }
 
 SparseEngine::SparseEngine(SparseParams params, std::size_t decoded_cache_bytes) : params_(std::move(params)) {
-  if (decoded_cache_bytes > 0) decoded_ = std::make_unique<DecodedChunkCache>(decoded_cache_bytes);
+  if (decoded_cache_bytes == 0) return;  // a store others change: nothing kept between calls
+  decoded_ = std::make_unique<DecodedChunkCache>(decoded_cache_bytes);
+  resumable_ = std::make_unique<detail::ResumableListing>();
 }
+
+SparseEngine::~SparseEngine() = default;
 
 void SparseEngine::rethrow_naming_chunk(const ChunkStore& store, const IndexedFailure& failure,
                                         const Coords& origin) const {

@@ -22,6 +22,10 @@
 
 namespace h5sparse {
 
+namespace detail {
+class ResumableListing;
+}
+
 /// The generation of sparse data in this process: a counter every change of a sparse
 /// dataset's stored chunks or extent advances, before and after (a failure half-way leaves
 /// nothing cached either). Decoded chunks are valid only at the generation they were decoded
@@ -63,9 +67,11 @@ std::vector<std::size_t> chunk_group_starts(const std::vector<ChunkPiece>& piece
 
 class SparseEngine {
  public:
-  /// `decoded_cache_bytes`: decoded chunks kept between reads (0: none; a store other
-  /// processes change, SWMR readers and MPI-IO files, must keep none).
+  /// `decoded_cache_bytes`: decoded chunks kept between reads (0: none, nor the listing an
+  /// interrupted coordinate scan keeps; a store other processes change, SWMR readers and
+  /// MPI-IO files, must keep none).
   SparseEngine(SparseParams params, std::size_t decoded_cache_bytes);
+  ~SparseEngine();
 
   const SparseParams& params() const { return params_; }
 
@@ -151,6 +157,9 @@ class SparseEngine {
   SparseParams params_;
   // Decoded chunks of partial reads (null: none kept).
   std::unique_ptr<DecodedChunkCache> decoded_;
+  // The listing an interrupted coordinate scan leaves for the next (null: none kept, as
+  // decoded chunks).
+  std::unique_ptr<detail::ResumableListing> resumable_;
 };
 
 /// "(0, 64)": coordinates for messages.
