@@ -116,8 +116,8 @@ const std::uint8_t* bytes_of(const std::vector<Value>& v) { return reinterpret_c
 
 // A store holding n random points written by coordinates, and their model.
 struct Written {
-  Written(const Coords& dims, const Coords& chunk, std::size_t n, unsigned seed)
-      : engine(test_params(chunk), 0), grid(dims, chunk) {
+  Written(const Coords& dims, const Coords& chunk, std::size_t n, unsigned seed, std::size_t kept_bytes = 0)
+      : engine(test_params(chunk), kept_bytes), grid(dims, chunk) {
     std::mt19937_64 rng(seed);
     const Points p = random_points(dims, n, rng);
     engine.write_coordinates(store, grid, p.coords.data(), p.size(), bytes_of(p.values));
@@ -265,14 +265,11 @@ TEST(Coordinates, ScansComeInBatchesOfWholeBands) {
 TEST(Coordinates, ResumedScansListTheIndexOnce) {
   const Coords dims{64, 64}, chunk{8, 8};
   for (const std::size_t kept : {std::size_t(0), std::size_t(1) << 20}) {
-    const SparseEngine engine(test_params(chunk), kept);
-    const ChunkGrid grid(dims, chunk);
-    MemoryChunkStore store;
-    std::mt19937_64 rng(17);
-    Model model;
-    const Points p = random_points(dims, 2000, rng);
-    engine.write_coordinates(store, grid, p.coords.data(), p.size(), bytes_of(p.values));
-    apply(model, p, 2, false, false);
+    Written w(dims, chunk, 2000, 17, kept);
+    const SparseEngine& engine = w.engine;
+    const ChunkGrid& grid = w.grid;
+    MemoryChunkStore& store = w.store;
+    Model& model = w.model;
     // One batch per call (max_bytes 1: one chunk each), `change` run before the third call.
     const auto iterate = [&](const std::function<void()>& change) {
       Scanned out;
