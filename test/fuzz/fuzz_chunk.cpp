@@ -1,8 +1,10 @@
 // Fuzz target: the structured chunk decoder with every section pipeline kind. Property: any
 // input either decodes to values consistent with its selection or throws our Error; the
-// element-list decoder (coordinate I/O) gives the same elements and values, or refuses too.
+// element-list decoder (coordinate I/O) gives the same elements and values, or refuses too;
+// a count the chunk states without decoding is the decoded count.
 #include <cstdint>
 #include <cstdlib>
+#include <optional>
 
 #include "h5sparse/error.hpp"
 #include "h5sparse/filter_ids.hpp"
@@ -32,6 +34,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       std::abort();
   } catch (const Error&) {
     if (decoded) std::abort();
+  }
+  try {  // the count a chunk states, read without decoding it, is the decoded one
+    const std::optional<std::uint64_t> stated = stated_element_count(data + 1, size - 1, layout);
+    if (stated && decoded && *stated != c.defined.defined_count()) std::abort();
+  } catch (const Error&) {
   }
   return 0;
 }
