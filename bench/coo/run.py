@@ -34,7 +34,8 @@ full settings (no --quick, --chunk, --points, and at least 3 repetitions) record
 bench/coo/measured.json (committed: each case's latest such run, with its command, commit,
 date and load) and rewrites this script's section of bench/RESULTS.md from all the cases
 recorded there, each table row of a case measured in one run (--results-md PATH: of another
-file; a run with other settings writes a section only there, from its own cases).
+file; a run with other settings writes a section only there, from its own cases). --report
+rewrites that section from measured.json alone.
 """
 import argparse
 import json
@@ -390,6 +391,11 @@ def record_measured(h, head, path=MEASURED):
     return runs
 
 
+def measured_section(every):
+    """The section of bench/RESULTS.md: every recorded case, each from its own run."""
+    return "\n".join(["### Coordinate I/O", ""] + every.provenance() + [report(every)])
+
+
 # --- report ---------------------------------------------------------------------------------
 
 def ratio(a, b):
@@ -483,8 +489,14 @@ def main():
     ap.add_argument("--dir", help="scratch directory (default: a new one in /dev/shm)")
     ap.add_argument("--results", default=os.path.join(HERE, "results"), help="output directory")
     ap.add_argument("--measured", default=MEASURED, help="the record of full-settings cases (default %(default)s)")
+    ap.add_argument("--report", action="store_true",
+                    help="measure nothing: rewrite the section of bench/RESULTS.md from --measured")
     results.add_argument(ap)
     args = ap.parse_args()
+    if args.report:
+        with open(args.measured) as f:
+            results.write(args, "bench/coo/run.py", measured_section(Measured(json.load(f))), quick=False)
+        return
     cases = [parse_case(c, args.chunk) for c in (args.case or (QUICK_CASES if args.quick else FULL_CASES))]
     cfg = {"reps": args.reps or (1 if args.quick else 3), "points": args.points or (100 if args.quick else 1000),
            "dense_max": args.dense_max_mib * MiB, "instructions": args.instructions}
@@ -507,8 +519,7 @@ def main():
     with open(os.path.join(args.results, "coo.json"), "w") as f:
         json.dump({"preamble": head, **h.to_json()}, f, indent=1)
     if not partial:  # the section shows every case recorded so far, each from its own run
-        every = Measured(record_measured(h, head, args.measured))
-        md = "\n".join(["### Coordinate I/O", ""] + every.provenance() + [report(every)])
+        md = measured_section(Measured(record_measured(h, head, args.measured)))
     results.write(args, "bench/coo/run.py", md, quick=partial)
 
 
