@@ -36,7 +36,7 @@ int run_stat(const Arguments& args, std::ostream& out) {
       for (const ChunkEntry& chunk : chunks) {
         progress.advance();
         stored += chunk.size;
-        d.for_each_defined_run(chunk, d.decode(chunk, d.read_raw(chunk)),
+        d.for_each_defined_run(chunk, d.defined(chunk, d.read_raw(chunk)),
                                [&](const std::uint64_t*, std::uint64_t, std::uint64_t len, std::uint64_t) { defined += len; });
       }
     } else {
