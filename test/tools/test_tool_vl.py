@@ -19,18 +19,10 @@ import pytest  # noqa: E402
 
 import h5sparse  # noqa: E402
 from h5sparse import Blosc, Deflate, Shuffle  # noqa: E402
+from tool_cli import BARE_ENV, expect_failure, parse_dataset_blocks, tool  # noqa: E402
 
-TOOL = os.path.join(os.environ["H5SPARSE_BIN_DIR"], "h5sparse-tool")
-BARE_ENV = {k: v for k, v in os.environ.items() if k not in ("HDF5_VOL_CONNECTOR", "HDF5_PLUGIN_PATH")}
 NAMES = ["/s", "/a", "/v", "/c", "/d"]
 RECORD = np.dtype([("n", "<i4"), ("name", h5py.string_dtype()), ("xs", h5py.vlen_dtype(np.float64))])
-
-
-def tool(*args, check=True):
-    result = subprocess.run([TOOL, *map(str, args)], capture_output=True, text=True, env=BARE_ENV)
-    if check and result.returncode != 0:
-        raise AssertionError(f"h5sparse-tool {args} failed:\n{result.stderr}")
-    return result
 
 
 def write_corpus(path):
@@ -109,10 +101,6 @@ def printed(value):
     return number(value)
 
 
-def dataset_blocks(text):
-    return {m.group(1): m.group(2) for m in re.finditer(r'^DATASET "([^"]+)" \{\n(.*?)^\}\n', text, re.M | re.S)}
-
-
 def dumped_values(block, expected):
     """{coords: text} of a --sparse-data block: each DATA line holds the values of consecutive
     elements from its first coordinates, split with the expected texts' lengths (strings may
@@ -133,7 +121,7 @@ def dumped_values(block, expected):
 
 def test_dump_prints_the_values_of_the_python_reader_and_h5py(corpus):
     path, read = corpus
-    blocks = dataset_blocks(tool("dump", path, "--sparse-data").stdout)
+    blocks = parse_dataset_blocks(tool("dump", path, "--sparse-data").stdout)
     assert set(blocks) == set(NAMES)
     with h5py.File(path, "r") as f:
         for name in NAMES:
@@ -160,14 +148,14 @@ def test_dump_prints_the_values_of_the_python_reader_and_h5py(corpus):
 
 def test_dump_locations_and_window(corpus):
     path, read = corpus
-    blocks = dataset_blocks(tool("dump", path, "-d", "/s", "-s", "0,1", "-c", "4,3").stdout)
+    blocks = parse_dataset_blocks(tool("dump", path, "-d", "/s", "-s", "0,1", "-c", "4,3").stdout)
     assert [line.strip() for line in blocks["/s"].splitlines() if "DEFINED_SPARSE_DATA" in line] == [
         "DEFINED_SPARSE_DATA BLOCK (3,1)-(3,3)", "DEFINED_SPARSE_DATA POINT (0,1), (1,2)"]
 
 
 def test_show_reports_the_four_sections_of_every_chunk(corpus):
     path, read = corpus
-    blocks = dataset_blocks(tool("show", path, "--chunks").stdout)
+    blocks = parse_dataset_blocks(tool("show", path, "--chunks").stdout)
     for name in NAMES:
         elements, infos = read[name]
         block = blocks[name]
@@ -195,13 +183,6 @@ def test_stat_counts_defined_elements_and_section_filters(corpus):
     out = tool("stat", path).stdout
     assert f"Defined elements: {sum(len(read[n][0].coords) for n in NAMES)} of 56" in out
     assert "GZIP filter: 3" in out and "USER-DEFINED filter: 2" in out and "SHUFFLE filter: 1" in out
-
-
-def expect_failure(result, *fragments):
-    assert result.returncode != 0
-    assert "h5sparse-DIAG" in result.stderr and "major: Command-line tool" in result.stderr, result.stderr
-    for fragment in fragments:
-        assert fragment in result.stderr, (fragment, result.stderr)
 
 
 def test_corrupt_chunk_is_named_and_repack_refuses(corpus, tmp_path):
