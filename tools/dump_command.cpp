@@ -45,7 +45,8 @@ class ValueSource {
     if (format_) return format_->append(out, chunk.dense.data() + linear * d_.layout().element_size);
     const std::vector<std::uint32_t>& offsets = chunk.var.offsets;
     const auto at = std::lower_bound(offsets.begin(), offsets.end(), linear);
-    if (at == offsets.end() || *at != linear) fail(ErrorCode::internal_error, d_.path() + ": a defined element has no value");
+    if (at == offsets.end() || *at != linear)
+      fail(ErrorCode::internal_error, d_.path() + ": a defined element has no value");
     var_format_->append(out, chunk.var.values, std::size_t(at - offsets.begin()));
   }
 
@@ -121,7 +122,8 @@ BoxList defined_boxes(const SparseReader& d, const Window& w, const std::string&
     for (std::size_t k = 0; k < r; ++k)
       touches = touches && chunk.origin[k] <= w.hi[k] && chunk.origin[k] + d.layout().dims[k] > w.lo[k];
     if (!touches) continue;
-    d.for_each_defined_run(chunk, d.defined(chunk, d.read_raw(chunk)), [&](const std::uint64_t* row, std::uint64_t first, std::uint64_t n,
+    const ChunkSelection defined = d.defined(chunk, d.read_raw(chunk));
+    d.for_each_defined_run(chunk, defined, [&](const std::uint64_t* row, std::uint64_t first, std::uint64_t n,
                                                std::uint64_t) {
       for (std::size_t k = 0; k + 1 < r; ++k)
         if (row[k] < w.lo[k] || row[k] > w.hi[k]) return;

@@ -64,7 +64,7 @@ struct Totals {
   std::uint64_t section_stored[kMaxSections] = {}, section_unfiltered[kMaxSections] = {};
 };
 
-// "CHUNK (0,4) { ADDRESS .. SIZE .. DEFINED .. SECTION 0 { ENCODING .. SIZE s OF u MASK 0x.. } SECTION 1 {..} }":
+// "CHUNK (0,4) { ADDRESS a SIZE z DEFINED n SECTION 0 { ENCODING e SIZE s OF u MASK 0x.. } SECTION 1 { ... } }":
 // the stored size, unfiltered size and filter mask of each section.
 std::string chunk_line(const SparseReader& sparse, const ChunkEntry& chunk, const ChunkAnatomy& a) {
   char buf[128];
@@ -75,7 +75,8 @@ std::string chunk_line(const SparseReader& sparse, const ChunkEntry& chunk, cons
     const SectionInfo& info = a.sections[s];
     line += " SECTION " + std::to_string(s) + " { ";
     if (s == 0) line += std::string("ENCODING ") + encoding_name(a.encoding) + " ";
-    std::snprintf(buf, sizeof buf, "SIZE %u OF %u MASK 0x%x }", info.stored_size, info.unfiltered_size, info.filter_mask);
+    std::snprintf(buf, sizeof buf, "SIZE %u OF %u MASK 0x%x }", info.stored_size, info.unfiltered_size,
+                  info.filter_mask);
     line += buf;
   }
   return line + (chunk.filter_mask & 1 ? " UNFILTERED_DENSE }" : " }");
@@ -111,7 +112,8 @@ void show_dataset(hid_t file, const std::string& path, const Arguments& args, st
   for (std::size_t d = 0; d < sparse.rank(); ++d) grid *= (sparse.dims()[d] + layout.dims[d] - 1) / layout.dims[d];
   // A variable-length dataset has no dense size: its ratio is the sections' unfiltered bytes to the stored.
   std::uint64_t logical = elements * layout.element_size;
-  if (sparse.is_var()) logical = std::accumulate(t.section_unfiltered, t.section_unfiltered + sections, std::uint64_t(0));
+  if (sparse.is_var())
+    logical = std::accumulate(t.section_unfiltered, t.section_unfiltered + sections, std::uint64_t(0));
 
   static const char* const kSectionNames[kMaxSections] = {"SPARSE_SELECTION", "SPARSE_FIXED_DATA", "SPARSE_VL_LENGTHS",
                                                           "SPARSE_VL_DATA"};

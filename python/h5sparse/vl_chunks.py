@@ -64,6 +64,8 @@ def _parse_params(cd, where):
         return cd[pos - n:pos]
 
     magic, options, element_size, rank = take(4)
+    if magic == _VAR_PARAMS_MAGIC - 1:
+        raise ValueError(f"{where} holds fixed-size values: h5py reads it (with the plugin path)")
     if magic != _VAR_PARAMS_MAGIC:
         _corrupt(where, f"not a variable-length sparse dataset (parameters marker {magic:#x})")
     if element_size != 16 or not 1 <= rank <= 32:
@@ -422,9 +424,10 @@ class _ValueMaker:
         for t in types:
             variable = t.get_class() == h5py.h5t.VLEN or (t.get_class() == h5py.h5t.STRING and t.is_variable_str())
             if variable:
-                if slot >= len(layout.slots):
-                    _corrupt(where, "the datatype has more variable-length members than the parameters")
-                base = t.get_super().dtype if t.get_class() == h5py.h5t.VLEN else None
+                sequence = t.get_class() == h5py.h5t.VLEN
+                if slot >= len(layout.slots) or sequence != (layout.slots[slot][0] == _SEQUENCE):
+                    _corrupt(where, "the datatype's variable-length members disagree with the parameters'")
+                base = t.get_super().dtype if sequence else None
                 self.members.append((slot, None, base))
                 slot += 1
             else:

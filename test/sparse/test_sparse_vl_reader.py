@@ -168,6 +168,25 @@ def test_reader_matches_h5py_through_the_connector(corpus):
                 assert all(isinstance(s, str) for s in strings)
 
 
+def test_reader_with_the_connector_loaded_reads_the_same(corpus, tmp_path):
+    """HDF5's chunk functions hand over whole structured chunks through the connector too."""
+    path, names, read = corpus
+    with h5py.File(path, "r") as f:
+        for name in names[::4]:
+            here = h5sparse.read_vl_chunks(f[name])
+            assert here.coords.tolist() == read[name][1].tolist(), name
+            assert [printable(v) for v in here.values] == [printable(v) for v in read[name][2]], name
+    with h5py.File(tmp_path / "fixed.h5", "w") as f:
+        f.create_dataset("fixed", shape=(4,), chunks=(4,), dtype="i4", **h5sparse.Sparse())[1] = 5
+        with pytest.raises(ValueError, match="holds fixed-size values"):
+            h5sparse.read_vl_chunks(f["fixed"])
+
+
+def printable(value):
+    return repr(value.tolist() if isinstance(value, np.ndarray) else
+                tuple(printable(v) for v in value) if isinstance(value, tuple) else value)
+
+
 def test_null_and_empty_stay_apart(corpus):
     path, _, read = corpus
     values = read["utf8_none"][2]
