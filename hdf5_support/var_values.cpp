@@ -27,23 +27,24 @@ bool has_var(hid_t type) {
   return false;
 }
 
-// A string type's slot, or else a sequence's: its kind and its base type (sequences only).
-struct Slot {
-  SlotKind kind;
-  Handle base;
-};
-
-Slot slot_of(hid_t type) {
-  if (H5Tis_variable_str(type) > 0)
-    return {H5Tget_cset(type) == H5T_CSET_UTF8 ? SlotKind::utf8 : SlotKind::ascii, Handle()};
-  H5SPARSE_FAIL_IF(H5Tget_class(type) != H5T_VLEN, ErrorCode::unsupported,
+// A variable-length member's slot: its kind and its base type (sequences only).
+VarMember slot_of(std::size_t offset, Handle type) {
+  const hid_t t = type.get();
+  if (H5Tis_variable_str(t) > 0)
+    return {offset, std::move(type), H5Tget_cset(t) == H5T_CSET_UTF8 ? SlotKind::utf8 : SlotKind::ascii, Handle()};
+  H5SPARSE_FAIL_IF(H5Tget_class(t) != H5T_VLEN, ErrorCode::unsupported,
                    "variable-length members must be variable-length strings or sequences (arrays of them, "
                    "and compounds nested in compounds holding them, are not supported)");
-  Handle base = checked(H5Tget_super(type), "cannot read a sequence's base type");
+  Handle base = checked(H5Tget_super(t), "cannot read a sequence's base type");
   H5SPARSE_FAIL_IF(has_var(base.get()), ErrorCode::unsupported,
                    "nested variable-length types (sequences of strings or of sequences) cannot be stored in "
                    "structured chunks");
-  return {SlotKind::sequence, std::move(base)};
+  return {offset, std::move(type), SlotKind::sequence, std::move(base)};
+}
+
+VarMember member_of(std::size_t offset, Handle type) {
+  if (has_var(type.get())) return slot_of(offset, std::move(type));
+  return {offset, std::move(type), std::nullopt, Handle()};
 }
 
 Bytes encoded(hid_t type) {
@@ -78,28 +79,19 @@ struct MemoryForm {
   }
 };
 
-MemberForm member_form(std::size_t offset, hid_t type) {
-  MemberForm m{offset, H5Tget_size(type), std::nullopt, Handle(), Handle(), 1, 1, true};
-  if (!has_var(type)) return m;
-  Slot slot = slot_of(type);
-  m.kind = slot.kind;
-  if (slot.kind != SlotKind::sequence) return m;
-  m.mem_base_size = m.file_base_size = H5Tget_size(slot.base.get());
-  m.mem_base = checked(H5Tcopy(slot.base.get()), "cannot copy a base type");
-  m.file_base = std::move(slot.base);
+MemberForm member_form(VarMember member) {
+  MemberForm m{member.offset, H5Tget_size(member.type.get()), member.kind, Handle(), Handle(), 1, 1, true};
+  if (!m.sequence()) return m;
+  m.mem_base_size = m.file_base_size = H5Tget_size(member.base.get());
+  m.mem_base = checked(H5Tcopy(member.base.get()), "cannot copy a base type");
+  m.file_base = std::move(member.base);
   return m;
 }
 
 // The true type's members: a compound's, or the one variable-length value.
 MemoryForm form_of(hid_t type) {
   MemoryForm f{H5Tget_size(type), {}};
-  if (H5Tget_class(type) != H5T_COMPOUND) {
-    f.members.push_back(member_form(0, type));
-    return f;
-  }
-  for (int m = 0, n = H5Tget_nmembers(type); m < n; ++m)
-    f.members.push_back(member_form(H5Tget_member_offset(type, unsigned(m)),
-                                    checked(H5Tget_member_type(type, unsigned(m)), "cannot read a member").get()));
+  for (VarMember& m : var_members(type)) f.members.push_back(member_form(std::move(m)));
   H5SPARSE_FAIL_IF(f.type().slots() > kMaxVarSlots, ErrorCode::unsupported,
                    "a compound with more than 64 variable-length members");
   return f;
@@ -272,6 +264,18 @@ VarValues read_selection(const SparseEngine& engine, ChunkStore& store, const Fi
 }
 
 }  // namespace
+
+std::vector<VarMember> var_members(hid_t type) {
+  std::vector<VarMember> members;
+  if (H5Tget_class(type) != H5T_COMPOUND) {
+    members.push_back(member_of(0, checked(H5Tcopy(type), "cannot copy a datatype")));
+    return members;
+  }
+  for (int m = 0, n = H5Tget_nmembers(type); m < n; ++m)
+    members.push_back(member_of(H5Tget_member_offset(type, unsigned(m)),
+                                checked(H5Tget_member_type(type, unsigned(m)), "cannot read a member")));
+  return members;
+}
 
 namespace {
 

@@ -9,6 +9,7 @@
 #include <hdf5.h>
 
 #include <optional>
+#include <vector>
 
 #include "file_selection.hpp"
 #include "h5sparse/engine/sparse_engine.hpp"
@@ -28,6 +29,20 @@ struct VarCarrier {
 /// Error(unsupported) for variable-length types that cannot be described (nested ones, arrays
 /// of them).
 std::optional<VarCarrier> var_carrier(hid_t dcpl, hid_t type);
+
+/// One member of a variable-length dataset's element, in the order of the chunks' fixed part
+/// and slots (docs/FORMAT.md, "Version 3"): a fixed-size member (no kind), or a
+/// variable-length string or sequence (with its base type).
+struct VarMember {
+  std::size_t offset = 0;  ///< in an element of the true type
+  Handle type;             ///< the member's type (the true type itself when it is no compound)
+  std::optional<SlotKind> kind;
+  Handle base;  ///< a sequence's base type
+};
+
+/// The members of a true type: a compound's members, or the type itself. Error(unsupported)
+/// for variable-length members that cannot be described (nested ones, arrays of them).
+std::vector<VarMember> var_members(hid_t true_type);
 
 /// The true datatype of a variable-length dataset, decoded from its parameters.
 Handle true_type_of(const SparseParams& params);

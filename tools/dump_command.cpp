@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <optional>
 
 #include "box_list.hpp"
 #include "commands.hpp"
@@ -20,13 +21,19 @@ constexpr std::size_t kPointsPerLine = 8;
 constexpr std::size_t kValuesPerLine = 16;
 constexpr std::size_t kCacheBytes = std::size_t(256) << 20;
 
-/// Values by element, from decoded chunks expanded to dense and kept while memory allows.
+/// Values by element, from decoded chunks kept while memory allows: fixed-size ones expanded
+/// to dense, variable-length ones as their elements (looked up by offset).
 class ValueSource {
  public:
-  explicit ValueSource(const SparseReader& d) : d_(d) {
+  ValueSource(const SparseReader& d, hid_t type) : d_(d) {
+    if (d.is_var())
+      var_format_.emplace(type);
+    else
+      format_.emplace(type);
     for (const ChunkEntry& c : d.stored_chunks()) stored_.emplace(c.origin, c);
   }
-  const std::uint8_t* at(const std::uint64_t* coords) {
+  /// Appends the value of the defined element at `coords`.
+  void append(std::string& out, const std::uint64_t* coords) {
     const std::vector<std::uint64_t>& cd = d_.layout().dims;
     std::vector<std::uint64_t> origin(d_.rank());
     std::uint64_t linear = 0;
@@ -34,26 +41,47 @@ class ValueSource {
       origin[i] = coords[i] / cd[i] * cd[i];
       linear = linear * cd[i] + (coords[i] - origin[i]);
     }
-    auto hit = cache_.find(origin);
-    if (hit == cache_.end()) {
-      const auto s = stored_.find(origin);
-      if (s == stored_.end()) fail(ErrorCode::corrupt_data, d_.path() + ": a defined element has no stored chunk");
-      if (cached_bytes_ > kCacheBytes) {
-        cache_.clear();
-        cached_bytes_ = 0;
-      }
-      Bytes dense(d_.layout().element_count() * d_.layout().element_size);
-      expand_to_dense(d_.decode(s->second, d_.read_raw(s->second)), d_.layout(), d_.fill().data(), dense.data());
-      cached_bytes_ += dense.size();
-      hit = cache_.emplace(origin, std::move(dense)).first;
-    }
-    return hit->second.data() + linear * d_.layout().element_size;
+    const Chunk& chunk = chunk_at(origin);
+    if (format_) return format_->append(out, chunk.dense.data() + linear * d_.layout().element_size);
+    const std::vector<std::uint32_t>& offsets = chunk.var.offsets;
+    const auto at = std::lower_bound(offsets.begin(), offsets.end(), linear);
+    if (at == offsets.end() || *at != linear)
+      fail(ErrorCode::internal_error, d_.path() + ": a defined element has no value");
+    var_format_->append(out, chunk.var.values, std::size_t(at - offsets.begin()));
   }
 
  private:
+  struct Chunk {
+    Bytes dense;           // fixed-size: the dense chunk
+    ChunkVarElements var;  // variable-length: the elements
+  };
+  const Chunk& chunk_at(const std::vector<std::uint64_t>& origin) {
+    auto hit = cache_.find(origin);
+    if (hit != cache_.end()) return hit->second;
+    const auto s = stored_.find(origin);
+    if (s == stored_.end()) fail(ErrorCode::corrupt_data, d_.path() + ": a defined element has no stored chunk");
+    if (cached_bytes_ > kCacheBytes) {
+      cache_.clear();
+      cached_bytes_ = 0;
+    }
+    Chunk c;
+    const StoredChunk raw = d_.read_raw(s->second);
+    if (d_.is_var()) {
+      c.var = d_.decode_var(s->second, raw);
+      cached_bytes_ += c.var.values.data.size() + c.var.values.fixed.size() + c.var.offsets.size() * 16;
+    } else {
+      c.dense.resize(d_.layout().element_count() * d_.layout().element_size);
+      expand_to_dense(d_.decode(s->second, raw), d_.layout(), d_.fill().data(), c.dense.data());
+      cached_bytes_ += c.dense.size();
+    }
+    return cache_.emplace(origin, std::move(c)).first->second;
+  }
+
   const SparseReader& d_;
+  std::optional<ValueFormatter> format_;
+  std::optional<VarValueFormatter> var_format_;
   std::map<std::vector<std::uint64_t>, ChunkEntry> stored_;
-  std::map<std::vector<std::uint64_t>, Bytes> cache_;
+  std::map<std::vector<std::uint64_t>, Chunk> cache_;
   std::size_t cached_bytes_ = 0;
 };
 
@@ -94,8 +122,8 @@ BoxList defined_boxes(const SparseReader& d, const Window& w, const std::string&
     for (std::size_t k = 0; k < r; ++k)
       touches = touches && chunk.origin[k] <= w.hi[k] && chunk.origin[k] + d.layout().dims[k] > w.lo[k];
     if (!touches) continue;
-    const StructuredChunk decoded = d.decode(chunk, d.read_raw(chunk));
-    d.for_each_defined_run(chunk, decoded, [&](const std::uint64_t* row, std::uint64_t first, std::uint64_t n,
+    const ChunkSelection defined = d.defined(chunk, d.read_raw(chunk));
+    d.for_each_defined_run(chunk, defined, [&](const std::uint64_t* row, std::uint64_t first, std::uint64_t n,
                                                std::uint64_t) {
       for (std::size_t k = 0; k + 1 < r; ++k)
         if (row[k] < w.lo[k] || row[k] > w.hi[k]) return;
@@ -126,8 +154,7 @@ class Printer {
   std::string text_;
 };
 
-void print_block_data(Printer& p, const BoxList& boxes, std::size_t i, ValueSource& values,
-                      const ValueFormatter& format) {
+void print_block_data(Printer& p, const BoxList& boxes, std::size_t i, ValueSource& values) {
   const std::size_t r = boxes.rank();
   const std::uint64_t* lo = boxes.lo(i);
   const std::uint64_t* hi = boxes.hi(i);
@@ -150,7 +177,7 @@ void print_block_data(Printer& p, const BoxList& boxes, std::size_t i, ValueSour
       } else {
         s += ", ";
       }
-      format.append(s, values.at(at.data()));
+      values.append(s, at.data());
     }
     more = false;
     for (std::size_t d = r - 1; d-- > 0;) {  // next row, odometer style
@@ -170,11 +197,10 @@ void dump_dataset(hid_t file, const std::string& path, const Arguments& args, st
   const bool with_data = args.has("sparse-data");
   Handle dset = open_dataset(file, path);
   const SparseReader sparse(dset.get(), path);
-  Handle type = checked_handle(H5Dget_type(dset.get()), "cannot read the datatype of " + path);
+  Handle type = sparse.true_type();
   const BoxList boxes = defined_boxes(sparse, window_of(args, sparse.dims(), path), args.progress_mode());
   const std::size_t r = sparse.rank();
-  ValueSource values(sparse);
-  const ValueFormatter format(type.get());
+  ValueSource values(sparse, type.get());
 
   Printer p(out);
   std::string& s = p.text();
@@ -194,7 +220,7 @@ void dump_dataset(hid_t file, const std::string& path, const Arguments& args, st
     append_coords(s, boxes.hi(i), r);
     s += '\n';
     p.line_done();
-    if (with_data) print_block_data(p, boxes, i, values, format);
+    if (with_data) print_block_data(p, boxes, i, values);
   }
   for (std::size_t first = 0; first < points.size(); first += kPointsPerLine) {
     const std::size_t end = std::min(points.size(), first + kPointsPerLine);
@@ -211,7 +237,7 @@ void dump_dataset(hid_t file, const std::string& path, const Arguments& args, st
       s += "      ";
       append_coords(s, boxes.lo(points[k]), r);
       s += ' ';
-      format.append(s, values.at(boxes.lo(points[k])));
+      values.append(s, boxes.lo(points[k]));
       s += '\n';
     }
     s += "      }\n";

@@ -55,7 +55,7 @@ void write_dense(const Plan& plan, const std::string& path, hid_t in, hid_t out_
     const std::vector<std::uint64_t> region = region_of(chunk.origin, layout.dims, sparse.dims());
     if (empty_region(region)) continue;
     const StructuredChunk decoded = sparse.decode(chunk, sparse.read_raw(chunk));
-    sparse.for_each_defined_run(chunk, decoded, [&](const std::uint64_t*, std::uint64_t, std::uint64_t length,
+    sparse.for_each_defined_run(chunk, decoded.defined, [&](const std::uint64_t*, std::uint64_t, std::uint64_t length,
                                                     std::uint64_t) { defined += length; });
     expand_to_dense(decoded, layout, sparse.fill().data(), dense.data());
     auto [mem_space, file_space] = chunk_spaces(out.get(), chunk.origin, layout.dims, region);

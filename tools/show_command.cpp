@@ -3,6 +3,7 @@
 // stored-chunk counts and, with --chunks, one line per stored chunk.
 #include <cinttypes>
 #include <cstdio>
+#include <numeric>
 
 #include "commands.hpp"
 #include "progress.hpp"
@@ -56,17 +57,38 @@ const char* encoding_name(SelectionEncoding e) {
   return "unknown";
 }
 
+constexpr std::size_t kMaxSections = 4;
+
 struct Totals {
   std::uint64_t stored = 0, defined = 0, chunks = 0;
-  std::uint64_t section_stored[2] = {0, 0}, section_unfiltered[2] = {0, 0};
+  std::uint64_t section_stored[kMaxSections] = {}, section_unfiltered[kMaxSections] = {};
 };
+
+// "CHUNK (0,4) { ADDRESS a SIZE z DEFINED n SECTION 0 { ENCODING e SIZE s OF u MASK 0x.. } SECTION 1 { ... } }":
+// the stored size, unfiltered size and filter mask of each section.
+std::string chunk_line(const SparseReader& sparse, const ChunkEntry& chunk, const ChunkAnatomy& a) {
+  char buf[128];
+  std::snprintf(buf, sizeof buf, "ADDRESS %" PRIu64 " SIZE %" PRIu64 " DEFINED %" PRIu64, std::uint64_t(chunk.address),
+                chunk.size, a.defined_in_extent);
+  std::string line = "CHUNK " + sparse.chunk_name(chunk) + " { " + buf;
+  for (std::size_t s = 0; s < a.sections.size(); ++s) {
+    const SectionInfo& info = a.sections[s];
+    line += " SECTION " + std::to_string(s) + " { ";
+    if (s == 0) line += std::string("ENCODING ") + encoding_name(a.encoding) + " ";
+    std::snprintf(buf, sizeof buf, "SIZE %u OF %u MASK 0x%x }", info.stored_size, info.unfiltered_size,
+                  info.filter_mask);
+    line += buf;
+  }
+  return line + (chunk.filter_mask & 1 ? " UNFILTERED_DENSE }" : " }");
+}
 
 void show_dataset(hid_t file, const std::string& path, const Arguments& args, std::ostream& out) {
   const bool per_chunk = args.has("chunks");
   Handle dset = open_dataset(file, path);
   SparseReader sparse(dset.get(), path);
-  Handle type = checked_handle(H5Dget_type(dset.get()), "cannot read the datatype of " + path);
+  Handle type = sparse.true_type();
   const ChunkLayout& layout = sparse.layout();
+  const std::size_t sections = sparse.is_var() ? 4 : 2;
   Totals t;
   std::vector<std::string> chunk_lines;
   const std::vector<ChunkEntry> stored = sparse.stored_chunks();
@@ -74,41 +96,36 @@ void show_dataset(hid_t file, const std::string& path, const Arguments& args, st
   for (const ChunkEntry& chunk : stored) {
     progress.advance();
     const StoredChunk raw = sparse.read_raw(chunk);
-    const StructuredChunk decoded = sparse.decode(chunk, raw);
-    const ChunkAnatomy a = sparse.anatomy(chunk, raw, decoded);
+    const ChunkAnatomy a = sparse.anatomy(chunk, raw, sparse.defined(chunk, raw));
     t.stored += chunk.size;
     t.defined += a.defined_in_extent;
     ++t.chunks;
-    for (int s = 0; s < 2; ++s) {
-      t.section_stored[s] += a.header.sections[s].stored_size;
-      t.section_unfiltered[s] += a.header.sections[s].unfiltered_size;
+    for (std::size_t s = 0; s < sections; ++s) {
+      t.section_stored[s] += a.sections[s].stored_size;
+      t.section_unfiltered[s] += a.sections[s].unfiltered_size;
     }
-    if (!per_chunk) continue;
-    char line[512];
-    const SectionInfo& s0 = a.header.sections[0];
-    const SectionInfo& s1 = a.header.sections[1];
-    std::snprintf(line, sizeof line,
-                  "ADDRESS %" PRIu64 " SIZE %" PRIu64 " DEFINED %" PRIu64
-                  " SECTION 0 { ENCODING %s SIZE %u OF %u MASK 0x%x } SECTION 1 { SIZE %u OF %u MASK 0x%x }%s",
-                  std::uint64_t(chunk.address), chunk.size, a.defined_in_extent, encoding_name(a.encoding),
-                  s0.stored_size, s0.unfiltered_size, s0.filter_mask, s1.stored_size, s1.unfiltered_size,
-                  s1.filter_mask, chunk.filter_mask & 1 ? " UNFILTERED_DENSE" : "");
-    chunk_lines.push_back("CHUNK " + sparse.chunk_name(chunk) + " { " + line + " }");
+    if (per_chunk) chunk_lines.push_back(chunk_line(sparse, chunk, a));
   }
   std::uint64_t elements = 1;
   for (std::uint64_t d : sparse.dims()) elements *= d;
   std::uint64_t grid = 1;
   for (std::size_t d = 0; d < sparse.rank(); ++d) grid *= (sparse.dims()[d] + layout.dims[d] - 1) / layout.dims[d];
+  // A variable-length dataset has no dense size: its ratio is the sections' unfiltered bytes to the stored.
+  std::uint64_t logical = elements * layout.element_size;
+  if (sparse.is_var())
+    logical = std::accumulate(t.section_unfiltered, t.section_unfiltered + sections, std::uint64_t(0));
 
-  static const char* const kSectionNames[2] = {"SPARSE_SELECTION", "SPARSE_FIXED_DATA"};
-  const SectionPipeline* pipelines[2] = {&layout.selection_pipeline, &layout.values_pipeline};
+  static const char* const kSectionNames[kMaxSections] = {"SPARSE_SELECTION", "SPARSE_FIXED_DATA", "SPARSE_VL_LENGTHS",
+                                                          "SPARSE_VL_DATA"};
+  const SectionPipeline* pipelines[kMaxSections] = {&layout.selection_pipeline, &layout.values_pipeline,
+                                                    &layout.lengths_pipeline, &layout.data_pipeline};
   out << "DATASET " << quoted(path) << " {\n";
   out << "   DATATYPE  " << type_text(type.get()) << "\n";
   out << "   DATASPACE  " << dataspace_text(dset.get()) << "\n";
   out << "   STORAGE_LAYOUT {\n";
   out << "      STRUCTURED_CHUNK " << dims_text(layout.dims) << " {\n";
   out << "         SPARSE_CHUNK\n";
-  for (int s = 0; s < 2; ++s) {
+  for (std::size_t s = 0; s < sections; ++s) {
     out << "         SECTION " << s << ' ' << kSectionNames[s] << " {\n";
     out << "            SIZE " << t.section_stored[s] << ratio_text(t.section_unfiltered[s], t.section_stored[s])
         << "\n";
@@ -116,9 +133,11 @@ void show_dataset(hid_t file, const std::string& path, const Arguments& args, st
     out << "         }\n";
   }
   out << "      }\n";
-  out << "      SIZE " << t.stored << ratio_text(elements * layout.element_size, t.stored) << "\n";
+  out << "      SIZE " << t.stored << ratio_text(logical, t.stored) << "\n";
   out << "   }\n";
-  out << "   FILLVALUE {\n      VALUE  " << ValueFormatter(type.get()).format(sparse.fill().data()) << "\n   }\n";
+  // Undefined elements of a variable-length dataset read as NULL.
+  const std::string fill = sparse.is_var() ? "NULL" : ValueFormatter(type.get()).format(sparse.fill().data());
+  out << "   FILLVALUE {\n      VALUE  " << fill << "\n   }\n";
   out << "   FILL_IS_UNDEFINED " << (sparse.params().fill_is_undefined() ? "TRUE" : "FALSE") << "\n";
   char share[32];
   std::snprintf(share, sizeof share, "%.2f%%", elements ? 100.0 * double(t.defined) / double(elements) : 0.0);

@@ -7,6 +7,7 @@
 #include "dcpl.hpp"
 #include "locations_text.hpp"
 #include "tool_support.hpp"
+#include "var_values.hpp"
 
 namespace h5sparse::tool {
 namespace {
@@ -78,27 +79,55 @@ StoredChunk SparseReader::read_raw(const ChunkEntry& chunk) const {
   return raw;
 }
 
+hdf5::Handle SparseReader::true_type() const {
+  if (is_var()) return hdf5::true_type_of(params());
+  return checked_handle(H5Dget_type(dset_), "cannot read the datatype of " + path_);
+}
+
 StructuredChunk SparseReader::decode(const ChunkEntry& chunk, const StoredChunk& raw) const {
-  if (params().is_var())
-    fail(ErrorCode::unsupported, path_ + " holds variable-length values, which h5sparse-tool does not decode yet "
-                                         "(read them through the connector: HDF5_VOL_CONNECTOR=h5sparse)");
+  if (is_var())
+    fail(ErrorCode::unsupported, path_ + " holds variable-length values, which only dump, show and stat "
+                                         "read without the connector (HDF5_VOL_CONNECTOR=h5sparse reads them all)");
   return engine_->decode_stored(store_, chunk.origin, &raw);
 }
 
+ChunkVarElements SparseReader::decode_var(const ChunkEntry& chunk, const StoredChunk& raw) const {
+  return engine_->decode_var_stored(store_, chunk.origin, &raw);
+}
+
+ChunkSelection SparseReader::defined(const ChunkEntry& chunk, const StoredChunk& raw) const {
+  if (!is_var()) return decode(chunk, raw).defined;
+  ChunkSelection defined(layout().element_count());
+  for (std::uint32_t offset : decode_var(chunk, raw).offsets) defined.set(offset);
+  return defined;
+}
+
 ChunkAnatomy SparseReader::anatomy(const ChunkEntry& chunk, const StoredChunk& stored_chunk,
-                                   const StructuredChunk& decoded) const {
+                                   const ChunkSelection& defined) const {
   const RawBytes& raw = stored_chunk.bytes;
   ChunkAnatomy a;
-  for_each_defined_run(chunk, decoded, [&](const std::uint64_t*, std::uint64_t, std::uint64_t n, std::uint64_t) {
+  for_each_defined_run(chunk, defined, [&](const std::uint64_t*, std::uint64_t, std::uint64_t n, std::uint64_t) {
     a.defined_in_extent += n;
   });
   if (chunk.filter_mask & 1) {
-    a.encoding = SelectionEncoding::all;
+    // Stored around the filter: a dense chunk (a variable-length dataset's carrier chunk of
+    // zeros holds nothing).
+    a.encoding = is_var() ? SelectionEncoding::empty : SelectionEncoding::all;
+    a.sections.assign(is_var() ? 4 : 2, SectionInfo{});
     return a;
   }
-  a.header = read_chunk_header(raw.data(), raw.size(), layout());
-  const SectionInfo& s0 = a.header.sections[0];
-  const Bytes stored(raw.begin() + long(a.header.size), raw.begin() + long(a.header.size + s0.stored_size));
+  std::size_t header_size = 0;
+  if (is_var()) {
+    const VarChunkHeader h = read_var_chunk_header(raw.data(), raw.size(), layout());
+    a.sections.assign(h.sections.begin(), h.sections.end());
+    header_size = h.size;
+  } else {
+    const ChunkHeader h = read_chunk_header(raw.data(), raw.size(), layout());
+    a.sections.assign(h.sections.begin(), h.sections.end());
+    header_size = h.size;
+  }
+  const SectionInfo& s0 = a.sections[0];
+  const Bytes stored(raw.begin() + long(header_size), raw.begin() + long(header_size + s0.stored_size));
   const Bytes section = layout().selection_pipeline.empty()
                             ? stored
                             : reverse_pipeline(layout().selection_pipeline, stored, s0.filter_mask, 1,
@@ -107,14 +136,14 @@ ChunkAnatomy SparseReader::anatomy(const ChunkEntry& chunk, const StoredChunk& s
   return a;
 }
 
-void SparseReader::for_each_defined_run(const ChunkEntry& chunk, const StructuredChunk& decoded,
+void SparseReader::for_each_defined_run(const ChunkEntry& chunk, const ChunkSelection& defined,
                                          const RunVisitor& f) const {
   const std::vector<std::uint64_t>& cdims = layout().dims;
   const std::size_t r = rank();
   const std::uint64_t row_length = cdims[r - 1];
   std::vector<std::uint64_t> row(r > 1 ? r - 1 : 1);
   std::uint64_t value_index = 0;
-  decoded.defined.for_each_run([&](std::uint64_t first, std::uint64_t length) {
+  defined.for_each_run([&](std::uint64_t first, std::uint64_t length) {
     std::uint64_t at = first, left = length;
     while (left > 0) {
       const std::uint64_t col = at % row_length, take = std::min(left, row_length - col);

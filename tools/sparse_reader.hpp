@@ -19,6 +19,8 @@
 #include "h5sparse/selection_codec.hpp"
 #include "h5sparse/sparse_layout.hpp"
 #include "h5sparse/structured_chunk.hpp"
+#include "h5sparse/var_chunk.hpp"
+#include "handle.hpp"
 
 namespace h5sparse::tool {
 
@@ -28,7 +30,7 @@ using ChunkEntry = hdf5::DatasetChunkStore::Entry;
 
 /// What one chunk holds, beyond its decoded content (for per-chunk reports).
 struct ChunkAnatomy {
-  ChunkHeader header{};                 ///< section sizes, masks, checksums
+  std::vector<SectionInfo> sections;    ///< sizes, masks, checksums: 2 sections, 4 when variable-length
   SelectionEncoding encoding{};         ///< section 0's encoding tag
   std::uint64_t defined_in_extent = 0;  ///< defined elements inside the current extent
 };
@@ -58,18 +60,30 @@ class SparseReader {
   std::vector<ChunkEntry> stored_chunks() const;
   /// The chunk's stored bytes and filter mask (H5Dread_chunk).
   StoredChunk read_raw(const ChunkEntry& chunk) const;
-  /// Decodes and verifies, as the engine does; errors name the dataset and the chunk. A chunk
-  /// stored without the filter (mask bit 0) is a dense chunk: every element defined.
+  /// Whether the dataset holds variable-length values (decode_var, not decode).
+  bool is_var() const noexcept { return params().is_var(); }
+  /// The true datatype: the dataset's own, or a variable-length dataset's (its carrier's
+  /// parameters), as the connector presents it.
+  hdf5::Handle true_type() const;
+
+  /// Decodes and verifies a fixed-size chunk, as the engine does; errors name the dataset and
+  /// the chunk. A chunk stored without the filter (mask bit 0) is a dense chunk: every element
+  /// defined. Error(unsupported) for a variable-length dataset.
   StructuredChunk decode(const ChunkEntry& chunk, const StoredChunk& raw) const;
+  /// decode for a variable-length dataset's chunk (format version 3).
+  ChunkVarElements decode_var(const ChunkEntry& chunk, const StoredChunk& raw) const;
+  /// The defined elements of a chunk of either kind of dataset, decoded and verified.
+  ChunkSelection defined(const ChunkEntry& chunk, const StoredChunk& raw) const;
   /// Header, selection encoding and defined count of a chunk already decoded.
-  ChunkAnatomy anatomy(const ChunkEntry& chunk, const StoredChunk& raw, const StructuredChunk& decoded) const;
+  ChunkAnatomy anatomy(const ChunkEntry& chunk, const StoredChunk& raw, const ChunkSelection& defined) const;
 
   /// Calls f(row, first, length, value_index) for every run of defined elements inside the
   /// extent, along the last dimension: `row` holds the other rank-1 coordinates (dataset
-  /// coordinates), `value_index` is the index in decoded.values of the run's first element.
+  /// coordinates), `value_index` is the index among the chunk's defined elements (its values)
+  /// of the run's first element.
   using RunVisitor = std::function<void(const std::uint64_t* row, std::uint64_t first, std::uint64_t length,
                                         std::uint64_t value_index)>;
-  void for_each_defined_run(const ChunkEntry& chunk, const StructuredChunk& decoded, const RunVisitor& f) const;
+  void for_each_defined_run(const ChunkEntry& chunk, const ChunkSelection& defined, const RunVisitor& f) const;
 
   /// "(16,0)": how errors and reports name a chunk.
   std::string chunk_name(const ChunkEntry& chunk) const;

@@ -26,7 +26,8 @@ int run_stat(const Arguments& args, std::ostream& out) {
     if (SparseReader::is_sparse(dset.get())) {
       ++sparse;
       const SparseReader d(dset.get(), path);
-      for (const SectionPipeline* p : {&d.layout().selection_pipeline, &d.layout().values_pipeline})
+      for (const SectionPipeline* p : {&d.layout().selection_pipeline, &d.layout().values_pipeline,
+                                       &d.layout().lengths_pipeline, &d.layout().data_pipeline})
         for (const SectionFilter& f : *p) filters.insert(f.id);
       std::uint64_t n = 1;
       for (std::uint64_t v : d.dims()) n *= v;
@@ -36,7 +37,7 @@ int run_stat(const Arguments& args, std::ostream& out) {
       for (const ChunkEntry& chunk : chunks) {
         progress.advance();
         stored += chunk.size;
-        d.for_each_defined_run(chunk, d.decode(chunk, d.read_raw(chunk)),
+        d.for_each_defined_run(chunk, d.defined(chunk, d.read_raw(chunk)),
                                [&](const std::uint64_t*, std::uint64_t, std::uint64_t len, std::uint64_t) { defined += len; });
       }
     } else {

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "tool_support.hpp"
+#include "var_values.hpp"
 
 namespace h5sparse::tool {
 namespace {
@@ -130,17 +131,9 @@ void ValueFormatter::append(std::string& out, const Node& node, const std::uint8
       }
       break;
     }
-    case Kind::string: {
-      const std::size_t len = std::find(p, p + node.size, std::uint8_t(0)) - p;
-      out += '"';
-      for (std::size_t i = 0; i < len; ++i) {
-        const char c = char(p[i]);
-        if (c == '"' || c == '\\') out += '\\';
-        out += c;
-      }
-      out += '"';
+    case Kind::string:
+      append_quoted(out, p, std::size_t(std::find(p, p + node.size, std::uint8_t(0)) - p));
       return;
-    }
     case Kind::compound:
       out += "{ ";
       for (std::size_t i = 0; i < node.children.size(); ++i) {
@@ -165,6 +158,68 @@ void ValueFormatter::append(std::string& out, const Node& node, const std::uint8
   for (std::size_t i = 0; i < node.size; ++i) {
     out += kHex[p[i] >> 4];
     out += kHex[p[i] & 15];
+  }
+}
+
+void append_quoted(std::string& out, const std::uint8_t* chars, std::size_t size) {
+  out += '"';
+  for (std::size_t i = 0; i < size; ++i) {
+    const std::uint8_t c = chars[i];
+    const char* escape = c == '"' ? "\\\"" : c == '\\' ? "\\\\" : c == '\n' ? "\\n" : c == '\r' ? "\\r"
+                       : c == '\t' ? "\\t" : c == '\b' ? "\\b" : c == '\f' ? "\\f" : nullptr;
+    if (escape) {
+      out += escape;
+    } else if (c < 0x20 || c == 0x7F) {  // other control characters: octal, as h5dump -e
+      const char octal[] = {'\\', char('0' + (c >> 6)), char('0' + (c >> 3 & 7)), char('0' + (c & 7)), 0};
+      out += octal;
+    } else {
+      out += char(c);
+    }
+  }
+  out += '"';
+}
+
+VarValueFormatter::VarValueFormatter(hid_t true_type) : compound_(H5Tget_class(true_type) == H5T_COMPOUND) {
+  for (hdf5::VarMember& v : hdf5::var_members(true_type)) {
+    Member m;
+    m.slot = v.kind.has_value();
+    m.string = m.slot && *v.kind != SlotKind::sequence;
+    const hid_t value_type = m.slot ? v.base.get() : v.type.get();
+    if (value_type != H5I_INVALID_HID) {
+      m.format.emplace(value_type);
+      m.size = H5Tget_size(value_type);
+    }
+    m.position = m.slot ? slots_++ : fixed_size_;
+    if (!m.slot) fixed_size_ += m.size;
+    members_.push_back(std::move(m));
+  }
+}
+
+void VarValueFormatter::append(std::string& out, const VarValues& values, std::size_t e) const {
+  if (!compound_) return append_member(out, members_[0], values, e);
+  out += "{ ";
+  for (std::size_t i = 0; i < members_.size(); ++i) {
+    if (i) out += ", ";
+    append_member(out, members_[i], values, e);
+  }
+  out += " }";
+}
+
+void VarValueFormatter::append_member(std::string& out, const Member& m, const VarValues& values,
+                                      std::size_t e) const {
+  if (!m.slot) return m.format->append(out, values.fixed.data() + e * fixed_size_ + m.position);
+  const VarPayload p = values.payload(e * slots_ + m.position);
+  if (p.null) {
+    out += "NULL";
+  } else if (m.string) {
+    append_quoted(out, p.data, p.size);
+  } else {
+    out += '(';
+    for (std::size_t at = 0; at < p.size; at += m.size) {
+      if (at) out += ", ";
+      m.format->append(out, p.data + at);
+    }
+    out += ')';
   }
 }
 

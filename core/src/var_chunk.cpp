@@ -114,14 +114,12 @@ struct VarSections {
 };
 
 void unfilter_all(const std::uint8_t* data, std::size_t size, const ChunkLayout& layout, VarSections& out) {
-  check_version(data, size);
+  const VarChunkHeader header = read_var_chunk_header(data, size, layout);
   const auto kinds = kinds_of(layout);
-  SectionInfo infos[kSections];
-  const detail::CompactHeader header = detail::read_compact_header(data, size, infos, kinds.data(), kSections);
   const std::uint8_t* p = data + header.size;
   for (std::size_t s = 0; s < kSections; ++s) {
-    out.bytes[s] = detail::unfilter_verified(p, infos[s], kinds[s], kVarChunkVersion, out.scratch[s]);
-    p += infos[s].stored_size;
+    out.bytes[s] = detail::unfilter_verified(p, header.sections[s], kinds[s], kVarChunkVersion, out.scratch[s]);
+    p += header.sections[s].stored_size;
   }
 }
 
@@ -300,6 +298,17 @@ Bytes encode_var_chunk(const ChunkVarElements& chunk, const ChunkLayout& layout,
   const ByteView parts[kSections] = {selection, chunk.values.fixed, lengths, data};
   for (std::size_t s = 0; s < kSections; ++s) detail::prepare_section(s, parts[s].data, parts[s].size, kinds[s], sections[s]);
   return assemble(sections, layout, padding);
+}
+
+VarChunkHeader read_var_chunk_header(const std::uint8_t* data, std::size_t size, const ChunkLayout& layout) {
+  require_var_layout(layout);
+  check_version(data, size);
+  VarChunkHeader header;
+  const detail::CompactHeader compact =
+      detail::read_compact_header(data, size, header.sections.data(), kinds_of(layout).data(), kSections);
+  header.size = compact.size;
+  header.padding = compact.padding;
+  return header;
 }
 
 ChunkVarElements decode_var_chunk(const std::uint8_t* data, std::size_t size, const ChunkLayout& layout) {

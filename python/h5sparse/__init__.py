@@ -222,7 +222,10 @@ def get_defined(dset, selection=None):
 
 
 def _is_variable_length(dtype):
+    """True when the dtype holds variable-length data (compound members included)."""
     import h5py
+    if dtype.names:
+        return any(_is_variable_length(dtype[name]) for name in dtype.names)
     string = h5py.check_string_dtype(dtype)
     return h5py.check_vlen_dtype(dtype) is not None or (string is not None and string.length is None)
 
@@ -275,3 +278,7 @@ from .chunks import (ChunkIOError, StructChunkInfo, read_struct_chunk, struct_ch
 
 __all__ += ["ChunkIOError", "StructChunkInfo", "read_struct_chunk", "write_struct_chunk", "struct_chunk_info",
             "struct_chunk_info_by_coord", "struct_chunk_iter", "struct_chunks"]
+
+from .vl_chunks import CorruptChunkError, MissingCodecError, VLElements, read_vl_chunks, vl_chunk_info  # noqa: E402
+
+__all__ += ["read_vl_chunks", "vl_chunk_info", "VLElements", "CorruptChunkError", "MissingCodecError"]

@@ -16,20 +16,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 import h5sparse  # noqa: E402
-
-TOOL = os.path.join(os.environ["H5SPARSE_BIN_DIR"], "h5sparse-tool")
-# The tool runs without the connector and without a plugin path: it reads stored chunks itself.
-BARE_ENV = {k: v for k, v in os.environ.items() if k not in ("HDF5_VOL_CONNECTOR", "HDF5_PLUGIN_PATH")}
-# Other readers (h5py, h5dump, h5diff) get the plugin path only.
-PLAIN_ENV = {k: v for k, v in os.environ.items() if k != "HDF5_VOL_CONNECTOR"}
-
-
-def tool(*args, check=True):
-    result = subprocess.run([TOOL, *map(str, args)], capture_output=True, text=True, env=BARE_ENV)
-    if check and result.returncode != 0:
-        raise AssertionError(f"h5sparse-tool {args} failed:\n{result.stderr}")
-    return result
-
+from tool_cli import BARE_ENV, PLAIN_ENV, TOOL, expect_failure, parse_dataset_blocks, tool  # noqa: E402
 
 RFC_FIGURE = np.zeros((13, 10), np.int32)
 RFC_FIGURE[2:5, 2:8] = np.arange(18).reshape(3, 6) * 3 + 66
@@ -100,14 +87,6 @@ def corpus(tmp_path_factory):
             d = f[name]
             expected[name] = (set(map(tuple, h5sparse.get_defined(d).tolist())), d[...])
     return path, expected
-
-
-def parse_dataset_blocks(text):
-    """{dataset path: block text} of a DDL-style output."""
-    blocks = {}
-    for match in re.finditer(r'^DATASET "([^"]+)" \{\n(.*?)^\}\n', text, re.M | re.S):
-        blocks[match.group(1)] = match.group(2)
-    return blocks
 
 
 def coords(text):
@@ -366,13 +345,6 @@ def test_h5repack_user_defined_filter_converts_without_connector(tmp_path):
     block = parse_dataset_blocks(tool("dump", sparse).stdout)["/x"]
     assert expand_locations(block) == set(map(tuple, np.argwhere(data != 0).tolist()))
     assert "FILL_IS_UNDEFINED TRUE" in tool("show", sparse).stdout
-
-
-def expect_failure(result, *fragments):
-    assert result.returncode != 0
-    assert "h5sparse-DIAG" in result.stderr and "major: Command-line tool" in result.stderr, result.stderr
-    for fragment in fragments:
-        assert fragment in result.stderr, (fragment, result.stderr)
 
 
 def test_errors_are_clear_and_leave_files_alone(corpus, tmp_path):

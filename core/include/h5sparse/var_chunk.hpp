@@ -67,6 +67,19 @@ void check_var_section_sizes(const std::array<std::uint64_t, 4>& sizes);
 /// `padding` zero bytes follow the sections (an SWMR writer's rewrite changes a chunk's size).
 Bytes encode_var_chunk(const ChunkVarElements& chunk, const ChunkLayout& layout, std::uint32_t padding = 0);
 
+/// A version-3 chunk's header: each section's stored and unfiltered size, mask and checksums.
+struct VarChunkHeader {
+  std::size_t size = 0;  ///< header bytes
+  std::array<SectionInfo, 4> sections{};
+  std::uint32_t padding = 0;  ///< zero bytes after section 3
+};
+
+/// Parses and validates a version-3 header only (version, fields, header checksum, sizes adding
+/// up to `size`, masks naming filters of the layout's pipelines), as read_chunk_header does for
+/// versions 1-2: what a report of a chunk's sections needs. Error(corrupt_data) or
+/// Error(unsupported) as decode_var_chunk.
+VarChunkHeader read_var_chunk_header(const std::uint8_t* data, std::size_t size, const ChunkLayout& layout);
+
 /// Decodes and verifies a version-3 chunk (header, four pipelines and checksums, selection,
 /// sizes, every length): Error(corrupt_data) naming the section at fault, Error(unsupported)
 /// for an unknown version.

@@ -18,7 +18,7 @@ constexpr std::size_t kBatchChunks = 64;
 
 // The elements of a stored chunk (no elements for a dense carrier chunk of zeros, stored around
 // the filter; any other is corrupt).
-ChunkVarElements decode_var_stored(const StoredChunk& stored, const ChunkLayout& layout) {
+ChunkVarElements var_elements_of(const StoredChunk& stored, const ChunkLayout& layout) {
   const std::uint8_t* data = stored.bytes.data();
   const std::size_t size = stored.bytes.size();
   if (stored.filter_mask & 1u) {
@@ -128,8 +128,14 @@ ChunkVarElements SparseEngine::read_var_chunk(ChunkStore& store, const Coords& o
   StoredChunk stored;
   if (!store.read(origin, stored)) return ChunkVarElements{};
   if (stored_size != nullptr) *stored_size = stored.bytes.size();
+  return decode_var_stored(store, origin, &stored);
+}
+
+ChunkVarElements SparseEngine::decode_var_stored(ChunkStore& store, const Coords& origin,
+                                                 const StoredChunk* stored) const {
+  if (stored == nullptr) return ChunkVarElements{};
   try {
-    return decode_var_stored(stored, params_.layout);
+    return var_elements_of(*stored, params_.layout);
   } catch (const Error&) {
     rethrow_naming_chunk(store, IndexedFailure{0, std::current_exception()}, origin);
   }
@@ -154,7 +160,7 @@ void SparseEngine::write_var(ChunkStore& store, const ChunkGrid& grid, const std
     std::vector<std::uint32_t> nulls;
     const ChunkVarElements written = written_elements(pieces, starts[c.group], starts[c.group + 1], values, params_, nulls);
     ChunkVarElements merged = merge_var_elements(
-        c.had_stored ? decode_var_stored(c.stored, params_.layout) : ChunkVarElements{}, written, type);
+        c.had_stored ? var_elements_of(c.stored, params_.layout) : ChunkVarElements{}, written, type);
     erase_var_elements(merged, nulls, type);
     c.encoded = encode_for_store(merged, params_.layout, moves, c.had_stored ? c.stored.bytes.size() : 0);
   };
@@ -176,7 +182,7 @@ VarValues SparseEngine::read_var(ChunkStore& store, const ChunkRequest& request)
   }
   const std::vector<std::size_t> starts = chunk_group_starts(*pieces);
   auto decode = [&](BatchChunk& c) {
-    c.elements = c.had_stored ? decode_var_stored(c.stored, params_.layout) : ChunkVarElements{};
+    c.elements = c.had_stored ? var_elements_of(c.stored, params_.layout) : ChunkVarElements{};
   };
   in_batches(*this, store, request.grid, *pieces, starts, decode, [&](BatchChunk& c) {
     const ChunkVarElements& chunk = c.elements;

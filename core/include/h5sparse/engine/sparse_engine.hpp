@@ -121,6 +121,9 @@ class SparseEngine {
   VarValues read_var(ChunkStore& store, const ChunkRequest& request) const;
   /// The variable-length chunk stored at `origin` (no elements when none is stored).
   ChunkVarElements read_var_chunk(ChunkStore& store, const Coords& origin, std::size_t* stored_size = nullptr) const;
+  /// The variable-length chunk of stored bytes (null: nothing stored, no elements), as
+  /// decode_stored for fixed-size chunks.
+  ChunkVarElements decode_var_stored(ChunkStore& store, const Coords& origin, const StoredChunk* stored) const;
   /// Stores `chunk` at `origin` (as write_chunk).
   void write_var_chunk(ChunkStore& store, const Coords& origin, const ChunkVarElements& chunk,
                        std::size_t replaced_size) const;
