@@ -21,9 +21,7 @@
 namespace h5sparse {
 namespace {
 
-using detail::intersects;
 using detail::ListedChunk;
-using detail::local_box;
 using detail::LocalBox;
 
 // A listed chunk of a group: its stored bytes, then its elements inside the region.
@@ -159,13 +157,9 @@ class Scan {
                                            layout_);
     part.stored.bytes = RawBytes();
     const Coords& origin = part.origin;
-    std::vector<LocalBox> boxes;
+    const std::vector<LocalBox> boxes = detail::local_boxes(scan_.region, origin, grid_.chunk_dims());
     bool whole = false;
-    for (const Box& box : scan_.region) {
-      if (!intersects(box, origin, grid_.chunk_dims())) continue;
-      boxes.push_back(local_box(box, origin, grid_.chunk_dims()));
-      whole = whole || covers_chunk(boxes.back(), origin);
-    }
+    for (const LocalBox& b : boxes) whole = whole || covers_chunk(b, origin);
     if (!whole) detail::keep_elements(part.elements, boxes, grid_.chunk_dims(), layout_.element_size, true);
     if (!scan_.values) part.elements.values = Bytes();
   }

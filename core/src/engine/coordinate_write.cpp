@@ -246,10 +246,7 @@ void SparseEngine::erase_region(ChunkStore& store, const ChunkGrid& grid, const 
   StoredChunk stored;
   for (const detail::ListedChunk& listed : detail::stored_chunks_in(store, grid, region)) {
     const Coords origin = grid.chunk_origin(listed.number);
-    std::vector<detail::LocalBox> boxes;
-    for (const Box& box : region)
-      if (detail::intersects(box, origin, grid.chunk_dims()))
-        boxes.push_back(detail::local_box(box, origin, grid.chunk_dims()));
+    const std::vector<detail::LocalBox> boxes = detail::local_boxes(region, origin, grid.chunk_dims());
     store.read_sized(origin, listed.size, stored);
     ChunkElements elements;
     try {

@@ -9,9 +9,10 @@ namespace h5sparse::detail {
 namespace {
 
 // Index entries a region's listing takes per chunk place of the region before it looks the
-// places up instead: a lookup costs about what listing 6-7 entries does (HDF5's B-tree and
-// extensible-array indexes, bench/coo/chunk_cost.py), so a region whose places the index
-// outnumbers fourfold costs at most about 1.6 times a listing, and far less in a large index.
+// places up instead: a lookup costs about what listing 6-7 entries does in HDF5's B-tree and
+// extensible-array indexes of 2x10^4 chunks (bench/coo/chunk_cost.py), about 14 in a version-1
+// B-tree of 2x10^5 (a look-up of an empty place fails and its error records are cleared), so a
+// region the index outnumbers fourfold costs at most about 1.6-3.5 times a listing.
 constexpr std::size_t kListedPerPlace = 4;
 
 // Chunk places the region's boxes cover (boxes may share places), saturating at 2^64 - 1.
@@ -99,6 +100,13 @@ LocalBox local_box(const Box& box, const Coords& origin, const Coords& chunk_dim
     b.hi[d] = std::min(chunk_dims[d], box.start[d] + box.count[d] - origin[d]);
   }
   return b;
+}
+
+std::vector<LocalBox> local_boxes(const std::vector<Box>& region, const Coords& origin, const Coords& chunk_dims) {
+  std::vector<LocalBox> boxes;
+  for (const Box& box : region)
+    if (intersects(box, origin, chunk_dims)) boxes.push_back(local_box(box, origin, chunk_dims));
+  return boxes;
 }
 
 // Line by line: the boxes holding a line are found once per line, then each element is
