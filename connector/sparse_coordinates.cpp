@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <optional>
 
-#include "error_stack.hpp"
 #include "file_selection.hpp"
 #include "memory_selection.hpp"
 #include "native_dataset.hpp"
@@ -61,29 +60,39 @@ void SparseDataset::erase_coordinates(std::size_t n, const hsize_t* coords, hid_
   engine_.erase_coordinates(chunks, grid, as_coords(coords), n);
 }
 
-herr_t SparseDataset::iterate_coordinates(hid_t file_space, hid_t mem_type, std::size_t max_bytes, hsize_t* cursor,
-                                          h5sparse_coo_op_t op, void* op_data, hid_t dxpl) const {
-  H5SPARSE_FAIL_IF(op == nullptr, ErrorCode::invalid_argument, "no callback to call");
-  const Selection sel = resolve(file_space, dxpl);
-  const std::size_t rank = sel.grid.rank();
+herr_t SparseDataset::iterate_coordinates(const H5SparseIterateCooArgs& a, hid_t dxpl) const {
+  H5SPARSE_FAIL_IF(!a.op && !a.room, ErrorCode::invalid_argument, "no callback to call");
+  const Selection sel = resolve(a.file_space_id, dxpl);
+  hsize_t* const cursor = a.cursor;
   CoordinateScan scan;
   if (cursor) {
     H5SPARSE_FAIL_IF(cursor[0] == HSIZE_UNDEF, ErrorCode::invalid_argument, "the iteration's cursor is at its end");
-    scan.from.assign(cursor, cursor + rank);
+    scan.from.assign(cursor, cursor + sel.grid.rank());
     cursor[0] = HSIZE_UNDEF;  // until a batch says which chunk follows it
   }
   scan.region = hdf5::selection_boxes(sel.space);
-  scan.values = mem_type != H5I_INVALID_HID;
-  if (max_bytes > 0) scan.max_bytes = max_bytes;
+  scan.values = a.mem_type_id != H5I_INVALID_HID;
+  if (a.max_bytes > 0) scan.max_bytes = a.max_bytes;
   std::optional<hdf5::ValuesToMemory> to_memory;
-  if (scan.values) to_memory.emplace(file_type_.get(), mem_type);
+  if (scan.values) to_memory.emplace(file_type_.get(), a.mem_type_id);
+  if (a.room)
+    scan.room = [&](std::size_t count) {
+      hsize_t* coords = nullptr;
+      void* values = nullptr;
+      H5SPARSE_FAIL_IF(a.room(count, &coords, scan.values ? &values : nullptr, a.op_data) < 0,
+                       ErrorCode::invalid_argument, "the coordinate read's room callback failed");
+      return CoordinateDestination{reinterpret_cast<std::uint64_t*>(coords),
+                                   to_memory ? to_memory->place_for(count, values) : nullptr};
+    };
   herr_t result = 0;
   hdf5::NativeChunkStore chunks = store(dxpl);
   engine_.scan_coordinates(chunks, sel.grid, scan, [&](const CoordinateBatch& batch) {
-    const void* values = to_memory ? (*to_memory)(batch.count, batch.values, dxpl) : nullptr;
+    const void* values =
+        !to_memory ? nullptr : a.room ? to_memory->land(batch.count, dxpl) : (*to_memory)(batch.count, batch.values, dxpl);
     if (cursor && batch.next) std::copy(batch.next->begin(), batch.next->end(), cursor);
     if (cursor && !batch.next) cursor[0] = HSIZE_UNDEF;
-    result = op(batch.count, reinterpret_cast<const hsize_t*>(batch.coords), values, op_data);
+    if (!a.op) return true;
+    result = a.op(batch.count, reinterpret_cast<const hsize_t*>(batch.coords), values, a.op_data);
     H5SPARSE_FAIL_IF(result < 0, ErrorCode::invalid_argument,
                      "the coordinate iteration's callback failed (returned " + std::to_string(result) + ")");
     return result == 0;
@@ -106,8 +115,7 @@ std::optional<herr_t> serve_coordinate_operation(Object* o, H5VL_optional_args_t
     o->sparse->erase_coordinates(a->num_points, a->coords, dxpl);
   } else {
     auto* a = static_cast<H5SparseIterateCooArgs*>(args->args);
-    a->result = o->sparse->iterate_coordinates(a->file_space_id, a->mem_type_id, a->max_bytes, a->cursor, a->op,
-                                               a->op_data, dxpl);
+    a->result = o->sparse->iterate_coordinates(*a, dxpl);
   }
   return 0;
 }

@@ -43,11 +43,9 @@ class SparseDataset {
   /// n x rank coordinates; values are n elements of `mem_type`.
   void write_coordinates(std::size_t n, const hsize_t* coords, hid_t mem_type, const void* values, hid_t dxpl);
   void erase_coordinates(std::size_t n, const hsize_t* coords, hid_t dxpl);
-  /// Calls `op` with the defined elements of `file_space` in batches, values converted to
-  /// `mem_type` (H5I_INVALID_HID: coordinates only); returns 0 or the positive value op
-  /// stopped with. `cursor`: see h5sparse_diterate_coo.
-  herr_t iterate_coordinates(hid_t file_space, hid_t mem_type, std::size_t max_bytes, hsize_t* cursor,
-                             h5sparse_coo_op_t op, void* op_data, hid_t dxpl) const;
+  /// h5sparse_diterate_coo and h5sparse_dread_coo: batches of the defined elements of the
+  /// region to `a.op`, written where `a.room` says; returns 0 or the value op stopped with.
+  herr_t iterate_coordinates(const H5SparseIterateCooArgs& a, hid_t dxpl) const;
   /// H5Dvlen_get_buf_size of a variable-length dataset (hdf5_support's var_values.hpp).
   hsize_t vlen_buf_size(hid_t mem_type, hid_t file_space, hid_t dxpl) const;
   /// The dataset's datatype: the true one of a variable-length dataset, not its carrier.

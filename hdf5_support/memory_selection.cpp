@@ -101,6 +101,18 @@ const void* ValuesToMemory::operator()(std::size_t count, const void* values, hi
   return converted_.data();
 }
 
+std::uint8_t* ValuesToMemory::place_for(std::size_t count, void* room) {
+  room_ = room;
+  if (!convert_) return static_cast<std::uint8_t*>(room);
+  staged_.resize(count * file_size_);
+  return staged_.data();
+}
+
+void* ValuesToMemory::land(std::size_t count, hid_t dxpl) {
+  if (convert_ && count) std::memcpy(room_, (*this)(count, staged_.data(), dxpl), count * mem_size_);
+  return room_;
+}
+
 MemoryDestination::MemoryDestination(hid_t space, std::size_t element_size, std::uint64_t count, void* buf)
     : space_(space), element_size_(element_size), buf_(static_cast<std::uint8_t*>(buf)) {
   const std::int64_t offset = contiguous_offset(space, element_size, count);

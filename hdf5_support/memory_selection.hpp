@@ -37,12 +37,18 @@ class ValuesToMemory {
   /// `count` values of the file type at `values`, in the memory type: `values` itself or a
   /// converted copy, valid until the next call.
   const void* operator()(std::size_t count, const void* values, hid_t dxpl);
+  /// Where to write `count` values of the file type bound for `room`, the caller's memory for
+  /// them in the memory type: `room` itself when the types are the same, else a staging buffer.
+  std::uint8_t* place_for(std::size_t count, void* room);
+  /// After the values were written at place_for(count, room): `room`, holding them converted.
+  void* land(std::size_t count, hid_t dxpl);
 
  private:
   hid_t file_type_, mem_type_;
   std::size_t file_size_, mem_size_;
   bool convert_;
-  Bytes converted_, background_;
+  Bytes converted_, background_, staged_;
+  void* room_ = nullptr;
 };
 
 /// Where a read puts the selected elements in selection order: straight into the caller's

@@ -78,6 +78,13 @@ herr_t h5sparse_derase_coo(hid_t dset_id, size_t num_points, const hsize_t *coor
 herr_t h5sparse_diterate_coo(hid_t dset_id, hid_t file_space_id, hid_t mem_type_id, size_t max_bytes,
                              hsize_t *cursor, h5sparse_coo_op_t op, void *op_data, hid_t dxpl_id);
 
+/* h5sparse_diterate_coo into the caller's memory: before each batch, room (see
+ * h5sparse_coo_room_t) says where its coordinates and values go; they are written there once,
+ * then op, when not NULL, is called with them. With max_bytes SIZE_MAX a whole region comes
+ * in one batch: its exact size is asked for once, and nothing is copied after. */
+herr_t h5sparse_dread_coo(hid_t dset_id, hid_t file_space_id, hid_t mem_type_id, size_t max_bytes, hsize_t *cursor,
+                          h5sparse_coo_room_t room, h5sparse_coo_op_t op, void *op_data, hid_t dxpl_id);
+
 /* ---- Direct structured-chunk I/O (RFC section 2.2) -------------------------------------
  * A chunk's sections as stored: the bytes after each section's pipeline, with their stored
  * and unfiltered sizes and filter masks (h5sparse_struct_chunk_info_t). offset is the chunk's

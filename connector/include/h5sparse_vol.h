@@ -38,6 +38,13 @@ typedef struct H5SparseEraseArgs {
  * continue, a positive value to stop (the iteration returns it), a negative one to fail. */
 typedef herr_t (*h5sparse_coo_op_t)(size_t num_points, const hsize_t *coords, const void *values, void *op_data);
 
+/* Called by "h5sparse.iterate_coo", when given, before each batch is written: sets *coords to
+ * room for num_points x rank coordinates and, when values are read, *values to room for
+ * num_points values of the memory type (values is NULL when coordinates only are read). The
+ * batch is written there, once, then passed to op (if any) with those pointers; the memory
+ * stays the caller's. Return negative to fail the iteration. */
+typedef herr_t (*h5sparse_coo_room_t)(size_t num_points, hsize_t **coords, void **values, void *op_data);
+
 /* Arguments of the dataset operation "h5sparse.write_coo". */
 typedef struct H5SparseWriteCooArgs {
   size_t num_points;   /* IN */
@@ -58,9 +65,10 @@ typedef struct H5SparseIterateCooArgs {
   hid_t mem_type_id;   /* IN: type of the values passed to op; H5I_INVALID_HID: coordinates only */
   size_t max_bytes;    /* IN: coordinates and values per batch, about (0: a default) */
   hsize_t *cursor;     /* IN/OUT, may be NULL: rank values (see h5sparse_diterate_coo) */
-  h5sparse_coo_op_t op; /* IN */
-  void *op_data;       /* IN: passed to op */
+  h5sparse_coo_op_t op; /* IN, may be NULL when room is given */
+  void *op_data;       /* IN: passed to op and room */
   herr_t result;       /* OUT: 0, or the positive value op stopped with */
+  h5sparse_coo_room_t room; /* IN, may be NULL: batches in the connector's memory */
 } H5SparseIterateCooArgs;
 
 /* ---- Direct structured-chunk I/O (RFC H5D*_struct_chunk*) ------------------------------ */

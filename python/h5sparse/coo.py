@@ -12,7 +12,10 @@ _H5I_INVALID_HID = -1
 _H5S_ALL = 0
 _H5P_DEFAULT = 0
 _DEFAULT_MAX_BYTES = 64 << 20
+_ONE_BATCH = 2**64 - 1   # max_bytes: a whole region in one batch
 _OP = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+_ROOM = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_size_t, ctypes.POINTER(ctypes.c_void_p),
+                         ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p)
 _declared = False
 
 
@@ -24,9 +27,9 @@ def _lib():
         hid, size, ptr = ctypes.c_int64, ctypes.c_size_t, ctypes.c_void_p
         lib.h5sparse_dwrite_coo.argtypes = [hid, size, ptr, hid, ptr, hid]
         lib.h5sparse_derase_coo.argtypes = [hid, size, ptr, hid]
-        lib.h5sparse_diterate_coo.argtypes = [hid, hid, hid, size, ptr, _OP, ptr, hid]
+        lib.h5sparse_dread_coo.argtypes = [hid, hid, hid, size, ptr, _ROOM, _OP, ptr, hid]
         lib.h5sparse_is_sparse.argtypes = [hid]
-        for f in (lib.h5sparse_dwrite_coo, lib.h5sparse_derase_coo, lib.h5sparse_diterate_coo, lib.h5sparse_is_sparse):
+        for f in (lib.h5sparse_dwrite_coo, lib.h5sparse_derase_coo, lib.h5sparse_dread_coo, lib.h5sparse_is_sparse):
             f.restype = ctypes.c_int
         _declared = True
     return lib
@@ -89,23 +92,23 @@ def erase_coo(dset, coords):
     call(lib, "h5sparse erase_coo", dset, lib.h5sparse_derase_coo, c.shape[0], c.ctypes.data, _H5P_DEFAULT)
 
 
-class _Collector:
-    """The batches of an iteration, each copied once into arrays of its own size (np.empty: no
-    zeroing) and joined at the end; a single batch, the common case, is returned as it is."""
+class _Batches:
+    """The batches of a read, each written by the library straight into arrays made for it
+    (np.empty: no zeroing, no copy after); more than one are joined at the end."""
 
     def __init__(self, rank, dtype):
-        self.rank, self.dtype, self.n = rank, dtype, 0
+        self.rank, self.dtype = rank, dtype
         self.batches = []
 
-    def add(self, count, coords, values):
+    def room(self, count, coords, values):
         c = np.empty((count, self.rank), dtype=np.uint64)
-        ctypes.memmove(c.ctypes.data, coords, c.nbytes)
+        coords[0] = c.ctypes.data
         v = None
         if self.dtype is not None:
             v = np.empty(count, dtype=self.dtype)
-            ctypes.memmove(v.ctypes.data, values, v.nbytes)
+            values[0] = v.ctypes.data
         self.batches.append((c, v))
-        self.n += count
+        return 0
 
     def result(self):
         if len(self.batches) == 1:
@@ -117,26 +120,26 @@ class _Collector:
         return coords, values
 
 
-def _iterate(dset, region, dtype, max_bytes, cursor, on_batch):
-    """One h5sparse_diterate_coo call; on_batch(count, coords, values) returns 0 or 1 (stop)."""
+def _read(dset, region, dtype, max_bytes, cursor, batches):
+    """One h5sparse_dread_coo call into `batches`; with a cursor it stops after one batch."""
     from . import _space_of
     lib = _lib()
     space = _space_of(dset, region)
     mem_type = None if dtype is None else _memory_type(dtype)
     failure = []
 
-    def op(count, coords, values, _data):
+    def room(count, coords, values, _data):
         try:
-            return on_batch(count, coords, values)
+            return batches.room(count, coords, values)
         except BaseException as e:  # noqa: B036 - handed back to the caller below
             failure.append(e)
             return -1
 
-    callback = _OP(op)
+    callbacks = (_ROOM(room), _OP(lambda *_: 1) if cursor is not None else _OP())
     try:
-        call(lib, "h5sparse iterate_coo", dset, lib.h5sparse_diterate_coo,
+        call(lib, "h5sparse read_coo", dset, lib.h5sparse_dread_coo,
              space.id if space is not None else _H5S_ALL, mem_type.id if mem_type is not None else _H5I_INVALID_HID,
-             max_bytes, cursor, callback, None, _H5P_DEFAULT)
+             max_bytes, cursor, callbacks[0], callbacks[1], None, _H5P_DEFAULT)
     except H5SparseError:
         if failure:
             raise failure[0] from None
@@ -155,14 +158,9 @@ def read_coo(dset, region=None, values=True):
     """(coords, values): the defined elements of `region` (anything dset[...] accepts; default
     all) in row-major order; coords an (N, rank) uint64 array, values N elements of the
     dataset's type (None with values=False)."""
-    collector = _Collector(len(dset.shape), dset.dtype if values else None)
-
-    def on_batch(count, coords, vals):
-        collector.add(count, coords, vals)
-        return 0
-
-    _iterate(dset, region, dset.dtype if values else None, _DEFAULT_MAX_BYTES, None, on_batch)
-    return collector.result()
+    batches = _Batches(len(dset.shape), dset.dtype if values else None)
+    _read(dset, region, batches.dtype, _ONE_BATCH, None, batches)
+    return batches.result()
 
 
 def iter_coo(dset, region=None, max_bytes=_DEFAULT_MAX_BYTES, values=True):
@@ -174,14 +172,9 @@ def iter_coo(dset, region=None, max_bytes=_DEFAULT_MAX_BYTES, values=True):
     cursor = (ctypes.c_uint64 * rank)()
     dtype = dset.dtype if values else None
     while cursor[0] != _HSIZE_UNDEF:
-        batch = _Collector(rank, dtype)
-
-        def on_batch(count, coords, vals):
-            batch.add(count, coords, vals)
-            return 1
-
-        _iterate(dset, region, dtype, max_bytes, cursor, on_batch)
-        if batch.n:
+        batch = _Batches(rank, dtype)
+        _read(dset, region, dtype, max_bytes, cursor, batch)
+        if batch.batches and len(batch.batches[0][0]):
             yield batch.result()
 
 

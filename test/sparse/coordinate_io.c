@@ -5,6 +5,8 @@
  *  2. h5sparse_diterate_coo returns them in row-major order, whole, in a region, coordinates
  *     only, and resumed batch by batch through its cursor; a callback's stop value is returned,
  *     a failing callback fails the call.
+ *     h5sparse_dread_coo writes them into the caller's memory (in one batch or several, values
+ *     converted or not); a room callback that fails or gives no memory fails the call.
  *  3. h5sparse_derase_coo undefines elements.
  *  4. Bad input (a coordinate outside the extent, a dense dataset, no callback, a spent
  *     cursor) fails with an h5sparse error and changes nothing. No identifiers leak. */
@@ -68,6 +70,60 @@ static int failed_with_ours(herr_t rc, const char *what) {
   check(records > 0, "%s leaves records on the error stack", what);
   H5Eclear2(H5E_DEFAULT);
   return rc < 0;
+}
+
+/* Memory for h5sparse_dread_coo: the batches one after the other. */
+struct room {
+  size_t used, batches;
+  hsize_t coords[MAX][2];
+  double doubles[MAX];
+  float floats[MAX];
+  int as_float, give_nothing;
+};
+
+static herr_t give_room(size_t n, hsize_t **coords, void **values, void *op_data) {
+  struct room *r = op_data;
+  if (r->give_nothing) return 0; /* the pointers stay NULL */
+  if (r->used + n > MAX) return -1;
+  *coords = &r->coords[r->used][0];
+  if (values) *values = r->as_float ? (void *)&r->floats[r->used] : (void *)&r->doubles[r->used];
+  r->used += n;
+  r->batches++;
+  return 0;
+}
+
+static void read_into_callers_memory(hid_t dset, const struct collected *all) {
+  static struct room whole, batched, nothing;
+  memset(&whole, 0, sizeof whole);
+  check(h5sparse_dread_coo(dset, H5S_ALL, H5T_NATIVE_DOUBLE, SIZE_MAX, NULL, give_room, NULL, &whole,
+                           H5P_DEFAULT) == 0, "read into the caller's memory");
+  check(whole.batches == 1 && whole.used == all->n, "in one batch (%zu) of every element (%zu)", whole.batches,
+        whole.used);
+  check(memcmp(whole.coords, all->coords, all->n * sizeof all->coords[0]) == 0 &&
+            memcmp(whole.doubles, all->values, all->n * sizeof(double)) == 0,
+        "the coordinates and values the iteration gives");
+  memset(&batched, 0, sizeof batched);
+  batched.as_float = 1;
+  check(h5sparse_dread_coo(dset, H5S_ALL, H5T_NATIVE_FLOAT, 1, NULL, give_room, NULL, &batched, H5P_DEFAULT) == 0,
+        "read in small batches, values converted");
+  int same = batched.used == all->n && batched.batches > 1;
+  for (size_t i = 0; same && i < all->n; i++) { /* batches of bands cut in groups: in any order */
+    size_t j = 0;
+    while (j < all->n && (all->coords[j][0] != batched.coords[i][0] || all->coords[j][1] != batched.coords[i][1])) j++;
+    same = j < all->n && batched.floats[i] == (float)all->values[j];
+  }
+  check(same, "%zu batches hold every element, converted to float", batched.batches);
+  memset(&nothing, 0, sizeof nothing);
+  nothing.give_nothing = 1;
+  failed_with_ours(h5sparse_dread_coo(dset, H5S_ALL, H5T_NATIVE_DOUBLE, 0, NULL, give_room, NULL, &nothing,
+                                      H5P_DEFAULT), "a room callback giving no memory");
+  static struct room small;
+  memset(&small, 0, sizeof small);
+  small.used = MAX - 1; /* give_room fails: too little left */
+  failed_with_ours(h5sparse_dread_coo(dset, H5S_ALL, H5T_NATIVE_DOUBLE, 0, NULL, give_room, NULL, &small,
+                                      H5P_DEFAULT), "a failing room callback");
+  failed_with_ours(h5sparse_dread_coo(dset, H5S_ALL, H5T_NATIVE_DOUBLE, 0, NULL, NULL, collect, NULL, H5P_DEFAULT),
+                   "no room callback");
 }
 
 static void write_and_read(hid_t dset) {
@@ -142,6 +198,7 @@ static void write_and_read(hid_t dset) {
         "the callback's stop value is returned");
   failed_with_ours(h5sparse_diterate_coo(dset, H5S_ALL, H5T_NATIVE_DOUBLE, 0, NULL, fail, NULL, H5P_DEFAULT),
                    "a failing callback");
+  read_into_callers_memory(dset, &all);
 
   /* Erase 50 of them (distinct: the pattern repeats every 120 points). */
   check(h5sparse_derase_coo(dset, 50, &coords[0][0], H5P_DEFAULT) >= 0, "coo erased");

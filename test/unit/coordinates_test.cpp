@@ -259,6 +259,48 @@ TEST(Coordinates, ScansComeInBatchesOfWholeBands) {
   EXPECT_EQ(calls, 2);
 }
 
+// With the caller's room, each batch is written once into memory the caller gave for its exact
+// size, and holds what a scan into the engine's own memory holds; no room fails the scan.
+TEST(Coordinates, ScansWriteIntoTheCallersRoom) {
+  const Coords dims{64, 64};
+  Written w(dims, {8, 8}, 2000, 9);
+  const std::vector<Box> region{Box{{3, 5}, {50, 41}}};
+  const Scanned own = scan(w.engine, w.store, w.grid, region, 1);
+  std::vector<std::vector<std::uint64_t>> coords;  // one per batch
+  std::vector<std::vector<Value>> values;
+  CoordinateScan s;
+  s.region = region;
+  s.max_bytes = 1;
+  s.room = [&](std::size_t count) {
+    coords.emplace_back(count * 2);
+    values.emplace_back(count);
+    return CoordinateDestination{coords.back().data(), reinterpret_cast<std::uint8_t*>(values.back().data())};
+  };
+  std::size_t batches = 0;
+  w.engine.scan_coordinates(w.store, w.grid, s, [&](const CoordinateBatch& b) {
+    EXPECT_EQ(b.coords, coords.back().data());
+    EXPECT_EQ(b.count, values.back().size());
+    ++batches;
+    return true;
+  });
+  ASSERT_EQ(batches, own.batch_sizes.size());
+  std::size_t k = 0;
+  for (std::size_t batch = 0; batch < batches; ++batch)
+    for (std::size_t i = 0; i < values[batch].size(); ++i, ++k) {
+      EXPECT_EQ(own.coords[k], (Coords{coords[batch][2 * i], coords[batch][2 * i + 1]}));
+      EXPECT_EQ(own.values[k], values[batch][i]);
+    }
+  EXPECT_EQ(k, own.coords.size());
+  s.room = [](std::size_t) { return CoordinateDestination{}; };
+  try {
+    w.engine.scan_coordinates(w.store, w.grid, s, [](const CoordinateBatch&) { return true; });
+    ADD_FAILURE() << "a room without memory was taken";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::invalid_argument);
+    EXPECT_NE(std::string(e.what()).find("no memory was given"), std::string::npos) << e.what();
+  }
+}
+
 // An iteration (a scan per batch, each resuming at the previous batch's `next`) lists the
 // index once when the engine may keep memory between calls, once per batch when it must not
 // (a store others change); a change in between makes the next resumed scan list anew.

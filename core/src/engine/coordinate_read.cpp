@@ -31,31 +31,22 @@ struct ChunkPart {
   ChunkElements elements;
 };
 
-// An array that grows without initialising (every element is written before it is handed
-// over; a vector's resize cost a pass per element even with an allocator that does not
-// construct).
+// Memory for a batch, reused by the next one and never initialised (every element is written
+// before it is handed over).
 template <typename T>
-class Growing {
+class Scratch {
  public:
-  std::size_t size() const { return size_; }
-  bool empty() const { return size_ == 0; }
-  T* data() { return data_.get(); }
-  T& operator[](std::size_t i) { return data_[i]; }
-  void clear() { size_ = 0; }
-  void resize(std::size_t n) {
+  T* take(std::size_t n) {
     if (n > capacity_) {
-      const std::size_t capacity = std::max(n, 2 * capacity_);
-      std::unique_ptr<T[]> grown(new T[capacity]);
-      if (size_) std::memcpy(grown.get(), data_.get(), size_ * sizeof(T));
-      data_ = std::move(grown);
-      capacity_ = capacity;
+      data_.reset(new T[n]);
+      capacity_ = n;
     }
-    size_ = n;
+    return data_.get();
   }
 
  private:
   std::unique_ptr<T[]> data_;
-  std::size_t size_ = 0, capacity_ = 0;
+  std::size_t capacity_ = 0;
 };
 
 class Scan {
@@ -63,7 +54,7 @@ class Scan {
   Scan(const SparseEngine& engine, ChunkStore& store, const ChunkGrid& grid, const CoordinateScan& scan,
        const CoordinateSink& sink, detail::ResumableListing* resumable)
       : engine_(engine), layout_(engine.params().layout), store_(store), grid_(grid), scan_(scan), sink_(sink),
-        resumable_(resumable), rank_(grid.rank()), es_(scan.values ? layout_.element_size : 0) {
+        rank_(grid.rank()), es_(scan.values ? layout_.element_size : 0), resumable_(resumable) {
     check_band_positions();
     detail::chunk_count_checked(grid_);  // listed chunks are kept by number
     for (std::size_t d = 1; d < rank_; ++d)
@@ -90,12 +81,12 @@ class Scan {
       // A band over the budget goes in groups of whole chunks, each a batch of its own (a
       // batch holding two groups of one band would not be in row-major order).
       const bool cut = group_end(band, end) < end;
-      if (cut && !coords_.empty() && !emit(band)) return;
+      if (cut && pending_count_ && !emit(band)) return;
       for (std::size_t first = band; first < end;) {
         const std::size_t last = group_end(first, end);
         read_group(first, last);
         const bool final = last == listed().size();
-        if ((cut || final || coords_.size() * 8 + values_.size() >= scan_.max_bytes) && (!emit(last) || final)) return;
+        if ((cut || final || pending_count_ * (8 * rank_ + es_) >= scan_.max_bytes) && (!emit(last) || final)) return;
         first = last;
       }
       band = end;
@@ -136,20 +127,25 @@ class Scan {
     return last;
   }
 
-  // Reads, decodes and merges chunks [first, last).
+  // Reads and decodes chunks [first, last), kept for the next batch (merged when its size is
+  // known, so that it is written once, where the caller wants it).
   void read_group(std::size_t first, std::size_t last) {
-    parts_.resize(last - first);
+    std::vector<ChunkPart> parts(last - first);
     std::uint64_t bytes = 0;
     for (std::size_t i = first; i < last; ++i) {
-      parts_[i - first].origin = grid_.chunk_origin(listed()[i].number);
-      store_.read_sized(parts_[i - first].origin, listed()[i].size, parts_[i - first].stored);
+      parts[i - first].origin = grid_.chunk_origin(listed()[i].number);
+      store_.read_sized(parts[i - first].origin, listed()[i].size, parts[i - first].stored);
       bytes += listed()[i].size;
     }
     const int threads = chunk_threads_for(last - first, bytes);
-    const auto failed = parallel_for(parts_.size(), threads, [&](std::size_t i, int) { decode(parts_[i]); }, [] {},
+    const auto failed = parallel_for(parts.size(), threads, [&](std::size_t i, int) { decode(parts[i]); }, [] {},
                                      nullptr);
-    if (failed) engine_.rethrow_naming_chunk(store_, *failed, parts_[failed->index].origin);
-    merge_rows();
+    if (failed) engine_.rethrow_naming_chunk(store_, *failed, parts[failed->index].origin);
+    std::size_t count = 0;
+    for (const ChunkPart& part : parts) count += part.elements.offsets.size();
+    if (count == 0) return;
+    pending_count_ += count;
+    pending_.push_back(std::move(parts));
   }
 
   void decode(ChunkPart& part) const {
@@ -214,51 +210,62 @@ class Scan {
     }
   }
 
-  // Appends the group's elements in row-major order.
-  void merge_rows() {
+  // Writes a group's elements in row-major order from element `at_element` of `to`; returns
+  // the element after them.
+  std::size_t merge_rows(const std::vector<ChunkPart>& parts, const CoordinateDestination& to,
+                         std::size_t at_element) {
     const std::uint64_t row = grid_.chunk_dims()[rank_ - 1];
     using Entry = std::pair<std::uint64_t, std::size_t>;  // (line key, part)
     std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> heap;
-    std::vector<std::size_t> cursor(parts_.size(), 0);
-    std::size_t total = 0;
-    for (std::size_t p = 0; p < parts_.size(); ++p) {
-      total += parts_[p].elements.offsets.size();
-      if (!parts_[p].elements.offsets.empty())
-        heap.emplace(line_key(parts_[p].origin, parts_[p].elements.offsets[0] / row), p);
-    }
-    std::size_t at_element = coords_.size() / rank_;
-    coords_.resize(coords_.size() + total * rank_);
-    values_.resize(values_.size() + total * es_);
+    std::vector<std::size_t> cursor(parts.size(), 0);
+    for (std::size_t p = 0; p < parts.size(); ++p)
+      if (!parts[p].elements.offsets.empty())
+        heap.emplace(line_key(parts[p].origin, parts[p].elements.offsets[0] / row), p);
     Coords at(rank_);
     while (!heap.empty()) {
       const std::size_t p = heap.top().second;
       heap.pop();
-      const ChunkElements& e = parts_[p].elements;
-      const Coords& origin = parts_[p].origin;
+      const ChunkElements& e = parts[p].elements;
+      const Coords& origin = parts[p].origin;
       const std::size_t begin = cursor[p];
       const std::uint64_t line = e.offsets[begin] / row;
       for (std::size_t d = rank_ - 1, rest = line; d-- > 0; rest /= grid_.chunk_dims()[d])
         at[d] = origin[d] + rest % grid_.chunk_dims()[d];
       const std::size_t i = line_end(e.offsets, begin, (line + 1) * row, row);
-      write_line(&e.offsets[begin], i - begin, at, origin[rank_ - 1] - line * row, &coords_[at_element * rank_]);
-      if (es_) std::memcpy(&values_[at_element * es_], &e.values[begin * es_], (i - begin) * es_);
+      write_line(&e.offsets[begin], i - begin, at, origin[rank_ - 1] - line * row, &to.coords[at_element * rank_]);
+      if (es_) std::memcpy(&to.values[at_element * es_], &e.values[begin * es_], (i - begin) * es_);
       at_element += i - begin;
       cursor[p] = i;
       if (i < e.offsets.size()) heap.emplace(line_key(origin, e.offsets[i] / row), p);
     }
+    return at_element;
   }
 
-  // Hands over what was merged; `next`: the listed chunk after it.
+  // The memory of a batch of `count` elements: the caller's, else the scan's own.
+  CoordinateDestination room(std::size_t count) {
+    if (!scan_.room) {
+      return {coords_.take(count * rank_), values_.take(count * es_)};
+    }
+    const CoordinateDestination to = scan_.room(count);
+    H5SPARSE_FAIL_IF(count && (!to.coords || (es_ && !to.values)), ErrorCode::invalid_argument,
+                     "no memory was given for a batch of " + std::to_string(count) + " elements");
+    return to;
+  }
+
+  // Merges the decoded groups into a batch and hands it over; `next`: the listed chunk after it.
   bool emit(std::size_t next) {
     CoordinateBatch batch;
-    batch.count = coords_.size() / rank_;
-    batch.coords = coords_.data();
-    batch.values = es_ ? values_.data() : nullptr;
+    batch.count = pending_count_;
+    const CoordinateDestination to = room(batch.count);
+    std::size_t at = 0;
+    for (const std::vector<ChunkPart>& group : pending_) at = merge_rows(group, to, at);
+    pending_.clear();
+    pending_count_ = 0;
+    batch.coords = to.coords;
+    batch.values = es_ ? to.values : nullptr;
     if (next < listed().size()) next_origin_ = grid_.chunk_origin(listed()[next].number);
     batch.next = next < listed().size() ? &next_origin_ : nullptr;
     const bool go_on = sink_(batch);
-    coords_.clear();
-    values_.clear();
     stopped_ = !go_on && batch.next;
     return go_on;
   }
@@ -278,10 +285,11 @@ class Scan {
   bool stopped_ = false;   // the sink stopped the scan before its last chunk
   std::uint64_t band_chunks_ = 1;  // chunks sharing a range of dimension 0: a band's numbers
   Coords next_origin_;
-  std::vector<ChunkPart> parts_;
+  std::vector<std::vector<ChunkPart>> pending_;  // decoded groups of the next batch, in order
+  std::size_t pending_count_ = 0;                 // their elements
   Coords line_at_ = Coords(rank_);
-  Growing<std::uint64_t> coords_;
-  Growing<std::uint8_t> values_;
+  Scratch<std::uint64_t> coords_;  // a batch's memory when the caller gives none
+  Scratch<std::uint8_t> values_;
 };
 
 }  // namespace

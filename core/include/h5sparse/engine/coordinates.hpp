@@ -19,6 +19,16 @@ struct Box {
   Coords start, count;
 };
 
+/// Where a batch of a scan is written: room for `count` coordinates (count x rank) and, when
+/// the scan reads values, `count` values in the dataset's element type.
+struct CoordinateDestination {
+  std::uint64_t* coords = nullptr;
+  std::uint8_t* values = nullptr;
+};
+
+/// Gives the destination of a batch of `count` elements before anything of it is written.
+using CoordinateRoom = std::function<CoordinateDestination(std::size_t count)>;
+
 /// The defined elements a scan visits: those inside any of `region`'s boxes (a dataset's whole
 /// extent is one box), with their values or not, in batches of about `max_bytes`.
 struct CoordinateScan {
@@ -28,10 +38,14 @@ struct CoordinateScan {
   /// Where a scan resumes: chunks whose origin comes before it in row-major order are skipped
   /// (empty: from the first chunk). A batch's `next` is the value that resumes after it.
   Coords from;
+  /// The caller's memory for each batch (empty: the scan's own, valid during the sink's call):
+  /// a batch is then written once, straight where it is wanted.
+  CoordinateRoom room;
 };
 
 /// One batch of a scan: `count` elements, their coordinates (count x rank, row-major) and,
-/// when asked, their values in the dataset's element type. Valid only during the call.
+/// when asked, their values in the dataset's element type: in the room the scan's `room`
+/// gave, else valid only during the sink's call.
 struct CoordinateBatch {
   std::size_t count = 0;
   const std::uint64_t* coords = nullptr;
