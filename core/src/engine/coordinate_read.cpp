@@ -183,12 +183,17 @@ class Scan {
     return key;
   }
 
-  // The end of the run of offsets from `begin` that lie before `limit`, the end of a line of
-  // `row` elements: a bisection over at most `row` distinct offsets, not a step per element.
-  static std::size_t line_end(const std::vector<std::uint32_t>& offsets, std::size_t begin, std::uint64_t limit,
-                              std::uint64_t row) {
-    const auto first = offsets.begin() + std::ptrdiff_t(begin);
-    const auto last = offsets.begin() + std::ptrdiff_t(std::min<std::uint64_t>(offsets.size(), begin + row));
+  // The end of the run of offsets from `begin` that lie before `limit`, the end of a line: a
+  // galloping search (steps 1, 2, 4, ... then a bisection), so a line of n elements costs
+  // about 2 log n steps, and a line of one element, the sparse case, one.
+  static std::size_t line_end(const std::vector<std::uint32_t>& offsets, std::size_t begin, std::uint64_t limit) {
+    std::size_t low = begin, step = 1;  // offsets[low] < limit
+    while (low + step < offsets.size() && offsets[low + step] < limit) {
+      low += step;
+      step *= 2;
+    }
+    const auto first = offsets.begin() + std::ptrdiff_t(low + 1);
+    const auto last = offsets.begin() + std::ptrdiff_t(std::min(offsets.size(), low + step));
     return std::size_t(std::lower_bound(first, last, limit) - offsets.begin());
   }
 
@@ -231,7 +236,7 @@ class Scan {
       const std::uint64_t line = e.offsets[begin] / row;
       for (std::size_t d = rank_ - 1, rest = line; d-- > 0; rest /= grid_.chunk_dims()[d])
         at[d] = origin[d] + rest % grid_.chunk_dims()[d];
-      const std::size_t i = line_end(e.offsets, begin, (line + 1) * row, row);
+      const std::size_t i = line_end(e.offsets, begin, (line + 1) * row);
       write_line(&e.offsets[begin], i - begin, at, origin[rank_ - 1] - line * row, &to.coords[at_element * rank_]);
       if (es_) std::memcpy(&to.values[at_element * es_], &e.values[begin * es_], (i - begin) * es_);
       at_element += i - begin;
