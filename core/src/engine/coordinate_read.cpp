@@ -7,6 +7,7 @@
 // dimension), so the work is per element and per line, never per empty line.
 #include <algorithm>
 #include <cstring>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <queue>
@@ -144,8 +145,8 @@ class Scan {
     std::size_t count = 0;
     for (const ChunkPart& part : parts) count += part.elements.offsets.size();
     if (count == 0) return;
+    pending_.push_back(Group{std::move(parts), pending_count_});
     pending_count_ += count;
-    pending_.push_back(std::move(parts));
   }
 
   void decode(ChunkPart& part) const {
@@ -173,9 +174,8 @@ class Scan {
 
   // The position in the band of line `line` of a chunk at `origin`: its first element's
   // row-major number among the band's elements, counted from the band's first row.
-  std::uint64_t line_key(const Coords& origin, std::uint64_t line) {
+  std::uint64_t line_key(const Coords& origin, std::uint64_t line, Coords& at) const {  // at: scratch
     const Coords& chunk = grid_.chunk_dims();
-    Coords& at = line_at_;  // scratch: a key per line must not allocate
     for (std::size_t d = rank_ - 1; d-- > 0; line /= chunk[d]) at[d] = line % chunk[d];
     std::uint64_t key = at[0];
     for (std::size_t d = 1; d < rank_; ++d)
@@ -215,18 +215,17 @@ class Scan {
     }
   }
 
-  // Writes a group's elements in row-major order from element `at_element` of `to`; returns
-  // the element after them.
-  std::size_t merge_rows(const std::vector<ChunkPart>& parts, const CoordinateDestination& to,
-                         std::size_t at_element) {
+  // Writes a group's elements in row-major order from element `at_element` of `to`.
+  void merge_rows(const std::vector<ChunkPart>& parts, const CoordinateDestination& to,
+                         std::size_t at_element) const {
     const std::uint64_t row = grid_.chunk_dims()[rank_ - 1];
     using Entry = std::pair<std::uint64_t, std::size_t>;  // (line key, part)
     std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> heap;
     std::vector<std::size_t> cursor(parts.size(), 0);
+    Coords at(rank_), scratch(rank_);
     for (std::size_t p = 0; p < parts.size(); ++p)
       if (!parts[p].elements.offsets.empty())
-        heap.emplace(line_key(parts[p].origin, parts[p].elements.offsets[0] / row), p);
-    Coords at(rank_);
+        heap.emplace(line_key(parts[p].origin, parts[p].elements.offsets[0] / row, scratch), p);
     while (!heap.empty()) {
       const std::size_t p = heap.top().second;
       heap.pop();
@@ -241,9 +240,8 @@ class Scan {
       if (es_) std::memcpy(&to.values[at_element * es_], &e.values[begin * es_], (i - begin) * es_);
       at_element += i - begin;
       cursor[p] = i;
-      if (i < e.offsets.size()) heap.emplace(line_key(origin, e.offsets[i] / row), p);
+      if (i < e.offsets.size()) heap.emplace(line_key(origin, e.offsets[i] / row, scratch), p);
     }
-    return at_element;
   }
 
   // The memory of a batch of `count` elements: the caller's, else the scan's own.
@@ -262,8 +260,11 @@ class Scan {
     CoordinateBatch batch;
     batch.count = pending_count_;
     const CoordinateDestination to = room(batch.count);
-    std::size_t at = 0;
-    for (const std::vector<ChunkPart>& group : pending_) at = merge_rows(group, to, at);
+    // Groups go to places known from their counts: merged on the workers, as they were decoded.
+    const int threads = chunk_threads_for(pending_.size(), batch.count * (8 * rank_ + es_));
+    const auto failed = parallel_for(pending_.size(), threads,
+                                     [&](std::size_t g, int) { merge_rows(pending_[g].parts, to, pending_[g].start); });
+    if (failed) std::rethrow_exception(failed->error);
     pending_.clear();
     pending_count_ = 0;
     batch.coords = to.coords;
@@ -290,9 +291,12 @@ class Scan {
   bool stopped_ = false;   // the sink stopped the scan before its last chunk
   std::uint64_t band_chunks_ = 1;  // chunks sharing a range of dimension 0: a band's numbers
   Coords next_origin_;
-  std::vector<std::vector<ChunkPart>> pending_;  // decoded groups of the next batch, in order
-  std::size_t pending_count_ = 0;                 // their elements
-  Coords line_at_ = Coords(rank_);
+  struct Group {
+    std::vector<ChunkPart> parts;
+    std::size_t start;  // its first element's place in the batch
+  };
+  std::vector<Group> pending_;     // decoded groups of the next batch, in order
+  std::size_t pending_count_ = 0;  // their elements
   Scratch<std::uint64_t> coords_;  // a batch's memory when the caller gives none
   Scratch<std::uint8_t> values_;
 };
