@@ -259,6 +259,23 @@ TEST(Coordinates, ScansComeInBatchesOfWholeBands) {
   EXPECT_EQ(calls, 2);
 }
 
+// A matrix band is merged by a counting sort on its rows, element by element when its lines hold
+// few elements and a line at a time when they hold many: both give row-major order, whole and in
+// boxes that cut chunks, also with edge chunks and a chunk width that is not a power of two.
+TEST(Coordinates, MatrixBandsMergeByRowsOrByLines) {
+  for (const Coords& chunk : {Coords{8, 32}, Coords{5, 12}}) {
+    for (const std::size_t n : {std::size_t(60), std::size_t(5000)}) {  // about 0.1 and 20 a line
+      const Coords dims{45, 100};
+      Written w(dims, chunk, n, unsigned(n + chunk[1]));
+      const std::string when = "chunk " + coords_text(chunk) + ", " + std::to_string(n) + " points";
+      expect_scan_matches(w.engine, w.store, w.grid, w.model, {whole(dims)}, when);
+      expect_scan_matches(w.engine, w.store, w.grid, w.model, {Box{{3, 7}, {30, 61}}}, when + ", a box");
+      expect_scan_matches(w.engine, w.store, w.grid, w.model, {Box{{0, 5}, {45, 1}}, Box{{0, 40}, {45, 30}}},
+                          when + ", two column bands");
+    }
+  }
+}
+
 // With the caller's room, each batch is written once into memory the caller gave for its exact
 // size, and holds what a scan into the engine's own memory holds; no room fails the scan.
 TEST(Coordinates, ScansWriteIntoTheCallersRoom) {
