@@ -237,12 +237,7 @@ class Scan {
   // A band of a matrix: the elements of each row counted, a place for each row from those
   // counts, then the parts, which are in column order, fill each row left to right. Lines of a
   // few elements go an element at a time, longer ones a line at a time (a search for its end
-  // and a copy). Instructions of a whole read (callgrind, one thread):
-  //   elements a line          by element   by line    heap
-  //   1.6 (65536^2 at 0.1%)         446M       699M    1,324M
-  //   2.5 (4096^2 at 1%)           18.2M      22.9M     33.1M
-  //   10 (16384^2 at 1%)            272M       234M      268M
-  //   25 (4096^2 at 10%)            141M      95.2M      102M
+  // and a copy); docs/DESIGN.md has the instruction counts behind the choice.
   void merge_matrix_rows(const Group& group, const CoordinateDestination& to) const {
     const std::vector<ChunkPart>& parts = group.parts;
     const std::uint64_t rows = grid_.chunk_dims()[0], width = grid_.chunk_dims()[1];
