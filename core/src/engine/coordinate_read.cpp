@@ -225,10 +225,11 @@ class Scan {
   // Writes a group's elements in row-major order from its start in `to`. A matrix band goes
   // by a counting sort on its rows (below), where a heap merge of the chunks' lines costs a
   // heap step, about 250 instructions, per line. The heap stays for other ranks, whose lines'
-  // order in a band has no small range, and for bands of few elements in chunks of very many
-  // rows.
+  // order in a band has no small range, and for bands of fewer elements than an eighth of a
+  // chunk's rows (a count per row would cost more than they do: at 2^31 x 2^31, most bands
+  // hold one element).
   void merge(const Group& group, const CoordinateDestination& to) const {
-    if (rank_ == 2 && grid_.chunk_dims()[0] <= 8 * group.count + 4096)
+    if (rank_ == 2 && grid_.chunk_dims()[0] <= 8 * group.count)
       merge_matrix_rows(group, to);
     else
       merge_rows(group.parts, to, group.start);
