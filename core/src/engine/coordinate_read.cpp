@@ -302,8 +302,9 @@ class Scan {
     }
   }
 
-  void merge_rows(const std::vector<ChunkPart>& parts, const CoordinateDestination& to,
-                         std::size_t at_element) const {
+  // Any rank: a min-heap of the parts keyed by the position of their next line in the band,
+  // writing from element `at_element` of `to`.
+  void merge_rows(const std::vector<ChunkPart>& parts, const CoordinateDestination& to, std::size_t at_element) const {
     const std::uint64_t row = grid_.chunk_dims()[rank_ - 1];
     using Entry = std::pair<std::uint64_t, std::size_t>;  // (line key, part)
     std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> heap;
