@@ -102,6 +102,8 @@ const void* ValuesToMemory::operator()(std::size_t count, const void* values, hi
 }
 
 std::uint8_t* ValuesToMemory::place_for(std::size_t count, void* room) {
+  H5SPARSE_FAIL_IF(count && !room, ErrorCode::invalid_argument,
+                   "no memory was given for the values of a batch of " + std::to_string(count) + " elements");
   room_ = room;
   if (!convert_) return static_cast<std::uint8_t*>(room);
   staged_.resize(count * file_size_);

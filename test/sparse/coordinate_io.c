@@ -83,6 +83,7 @@ struct room {
 
 static herr_t give_room(size_t n, hsize_t **coords, void **values, void *op_data) {
   struct room *r = op_data;
+  if (r->give_nothing == 2) *coords = &r->coords[0][0]; /* coordinates only: values stay NULL */
   if (r->give_nothing) return 0; /* the pointers stay NULL */
   if (r->used + n > MAX) return -1;
   *coords = &r->coords[r->used][0];
@@ -117,6 +118,10 @@ static void read_into_callers_memory(hid_t dset, const struct collected *all) {
   nothing.give_nothing = 1;
   failed_with_ours(h5sparse_dread_coo(dset, H5S_ALL, H5T_NATIVE_DOUBLE, 0, NULL, give_room, NULL, &nothing,
                                       H5P_DEFAULT), "a room callback giving no memory");
+  nothing.give_nothing = 2;
+  nothing.as_float = 1;
+  failed_with_ours(h5sparse_dread_coo(dset, H5S_ALL, H5T_NATIVE_FLOAT, 0, NULL, give_room, NULL, &nothing,
+                                      H5P_DEFAULT), "a room callback giving no memory for converted values");
   static struct room small;
   memset(&small, 0, sizeof small);
   small.used = MAX - 1; /* give_room fails: too little left */
