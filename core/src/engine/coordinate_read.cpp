@@ -2,9 +2,10 @@
 // listed from the chunk index (never the grid: a 2^31 x 2^31 dataset has 2^42 chunk places),
 // in row-major order of their origins and taken band by band (chunks sharing their range of
 // dimension 0). A band's chunks are read on the calling thread, decoded into their elements
-// and cut to the region on the workers, then merged into row-major order: a min-heap of the
-// chunks keyed by the position of their next line (a run of elements along the last
-// dimension), so the work is per element and per line, never per empty line.
+// and cut to the region on the workers, then merged into row-major order on the workers (a
+// counting sort on rows for a matrix band, else a min-heap of the chunks keyed by the position
+// of their next line, a run of elements along the last dimension), so the work is per element
+// and per line, never per empty line.
 #include <algorithm>
 #include <cstring>
 #include <exception>
@@ -265,7 +266,7 @@ class Scan {
           const std::size_t at = place[row]++;
           to.coords[2 * at] = part.origin[0] + row;
           to.coords[2 * at + 1] = part.origin[1] + offset - row * width;
-          if (es_) copy_value(&to.values[at * es_], &part.elements.values[i * es_]);
+          if (es_) detail::copy_element(&to.values[at * es_], &part.elements.values[i * es_], es_);
         }
       return;
     }
@@ -277,14 +278,6 @@ class Scan {
       write_line(&part.elements.offsets[begin], end - begin, at, part.origin[1] - row * width, &to.coords[first * 2]);
       if (es_) std::memcpy(&to.values[first * es_], &part.elements.values[begin * es_], (end - begin) * es_);
     });
-  }
-
-  void copy_value(std::uint8_t* to, const std::uint8_t* from) const {
-    switch (es_) {  // the common sizes without a call
-      case 4: std::memcpy(to, from, 4); break;
-      case 8: std::memcpy(to, from, 8); break;
-      default: std::memcpy(to, from, es_);
-    }
   }
 
   // Calls f(part, row, begin, end) for each line of each part of a matrix band, in order.

@@ -174,7 +174,7 @@ class CoordinateUpdate {
         continue;
       }
       written.offsets[k] = p->offset;
-      copy_element(&written.values[k++ * es_], value);
+      detail::copy_element(&written.values[k++ * es_], value, es_);
     }
     written.offsets.resize(k);
     written.values.resize(k * es_);
@@ -183,16 +183,6 @@ class CoordinateUpdate {
     if (overwrite_held(chunk, written, es_)) return removed ? Change::elements : Change::values;
     chunk = chunk.offsets.empty() ? std::move(written) : merged(chunk, written, es_);
     return Change::elements;
-  }
-
-  // One element's bytes: inline for the common sizes (a memcpy call per element cost more
-  // than the rest of the loop).
-  void copy_element(std::uint8_t* to, const std::uint8_t* from) const {
-    switch (es_) {
-      case 4: std::memcpy(to, from, 4); break;
-      case 8: std::memcpy(to, from, 8); break;
-      default: std::memcpy(to, from, es_);
-    }
   }
 
   // Stores a batch in chunk order up to the first failure, as a serial loop would.

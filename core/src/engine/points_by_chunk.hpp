@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "h5sparse/chunk_grid.hpp"
@@ -34,5 +35,15 @@ PointsByChunk group_points(const ChunkGrid& grid, const std::uint64_t* coords, s
 
 /// The grid's chunk count; Error(unsupported) when chunks cannot be numbered in 64 bits.
 std::uint64_t chunk_count_checked(const ChunkGrid& grid);
+
+/// One element's `size` bytes: inline for the common sizes (a memcpy call per element cost
+/// more than the rest of a coordinate loop).
+inline void copy_element(std::uint8_t* to, const std::uint8_t* from, std::size_t size) {
+  switch (size) {
+    case 4: std::memcpy(to, from, 4); break;
+    case 8: std::memcpy(to, from, 8); break;
+    default: std::memcpy(to, from, size);
+  }
+}
 
 }  // namespace h5sparse::detail
