@@ -62,10 +62,10 @@ class LZF(_Filter):
 
 
 class Blosc(_Filter):
-    """Blosc as hdf5-blosc numbers it: cname blosclz/lz4/lz4hc/zlib/zstd, shuffle none/byte/bit."""
+    """Blosc as hdf5-blosc numbers it: cname blosclz/lz4/lz4hc/snappy/zlib/zstd, shuffle none/byte/bit."""
     id = 32001
     flags = _OPTIONAL
-    _CNAMES = {"blosclz": 0, "lz4": 1, "lz4hc": 2, "zlib": 4, "zstd": 5}
+    _CNAMES = {"blosclz": 0, "lz4": 1, "lz4hc": 2, "snappy": 3, "zlib": 4, "zstd": 5}
     _SHUFFLES = {"none": 0, None: 0, "byte": 1, "bit": 2}
 
     def __init__(self, cname="lz4", clevel=5, shuffle="byte"):

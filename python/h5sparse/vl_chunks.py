@@ -9,8 +9,8 @@ core, so it is also the proof that FORMAT.md says enough to read these files.
 Values are what h5py returns for one element of the true type (bytes for strings, or str with
 asstr=True; numpy arrays for sequences; tuples for compounds), except that NULL is None.
 Checksums are verified; section pipelines are undone with zlib, numpy (shuffle) and Python
-(LZF); Blosc frames need the `lz4` package for LZ4, and BloscLZ, Snappy and Zstd frames are
-refused naming the codec (no Python decoder of theirs is assumed here).
+(LZF, Blosc frames, BloscLZ); Blosc's LZ4, Snappy and Zstd blocks go to the system's liblz4,
+libsnappy and libzstd (_blosc_codecs.py), so no Python package beyond h5py is needed.
 """
 import struct
 import zlib
@@ -18,6 +18,8 @@ from collections import namedtuple
 
 import numpy as np
 
+from . import _blosc_codecs
+from ._chunk_errors import CorruptChunkError, MissingCodecError
 from ._libhdf5 import filter_values
 from ._xxh3 import xxh3_64
 
@@ -32,14 +34,6 @@ _SEQUENCE, _ASCII, _UTF8 = 0, 1, 2
 VLElements = namedtuple("VLElements", "coords values")
 VLElements.__doc__ = """The defined elements of a variable-length dataset inside its extent, in
 row-major order: coords (n x rank int64 array) and values (list of n values)."""
-
-
-class CorruptChunkError(ValueError):
-    """Stored bytes or parameters that break docs/FORMAT.md (checksums included)."""
-
-
-class MissingCodecError(RuntimeError):
-    """A section pipeline uses a codec no available Python package decodes."""
 
 
 # --- the dataset's parameters (cd_values of filter 45100, version 2) -----------------------
@@ -215,23 +209,6 @@ def _lzf(data, limit):
     return bytes(out)
 
 
-_BLOSC_CODECS = {0: ("BloscLZ", None), 1: ("LZ4", "lz4"), 2: ("Snappy", None), 3: ("zlib", "zlib"), 4: ("Zstd", None)}
-
-
-def _blosc_block(codec, src, size):
-    if codec == 3:
-        return zlib.decompress(src)
-    if codec == 1:
-        try:
-            import lz4.block
-        except ImportError:
-            raise MissingCodecError("Blosc frame compressed with LZ4: install the Python package lz4") from None
-        return lz4.block.decompress(src, uncompressed_size=size)
-    name = _BLOSC_CODECS.get(codec, (f"codec {codec}",))[0]
-    raise MissingCodecError(f"Blosc frame compressed with {name}, which this Python reader cannot decode "
-                            "(read the dataset through the h5sparse connector or h5sparse-tool)")
-
-
 def _blosc(frame):
     """A c-blosc 1.x frame decoded (blosc.c's blosc_d, block by block and split by split)."""
     if len(frame) < 16:
@@ -254,7 +231,7 @@ def _blosc(frame):
         for _ in range(splits):
             (length,) = struct.unpack_from("<I", frame, pos)
             piece = frame[pos + 4:pos + 4 + length]
-            block += piece if length == size // splits else _blosc_block(flags >> 5, piece, size // splits)
+            block += piece if length == size // splits else _blosc_codecs.decode_block(flags >> 5, piece, size // splits)
             pos += 4 + length
         if len(block) != size:
             raise CorruptChunkError("Blosc block decodes to the wrong size")
@@ -293,7 +270,7 @@ def _unfilter(stored, section, pipeline, element_size, name):
             raise MissingCodecError(f"{name}: {e}") from None
         except CorruptChunkError as e:
             raise CorruptChunkError(f"{name}: {e}") from None
-        except Exception as e:  # zlib.error, struct.error, lz4's errors: the bytes do not decode
+        except Exception as e:  # zlib.error, struct.error: the bytes do not decode
             raise CorruptChunkError(f"{name}: filter {fid} cannot undo the stored bytes ({e})") from None
     if len(data) != section.unfiltered_size:
         raise CorruptChunkError(f"{name} unfilters to {len(data)} bytes, its header says {section.unfiltered_size}")
