@@ -32,6 +32,16 @@ ChunkElements decode_stored_elements(const std::uint8_t* data, std::size_t size,
   return chunk;
 }
 
+ChunkVarElements decode_stored_var_elements(const std::uint8_t* data, std::size_t size, unsigned filter_mask,
+                                            const ChunkLayout& layout) {
+  if (filter_mask & 1u) {
+    H5SPARSE_FAIL_IF(std::any_of(data, data + size, [](std::uint8_t b) { return b != 0; }), ErrorCode::corrupt_data,
+                     "a dense carrier chunk with data in a variable-length dataset");
+    return ChunkVarElements{};
+  }
+  return decode_var_chunk(data, size, layout);
+}
+
 std::size_t ChunkReadScratch::held() const noexcept {
   return values[0].capacity() + values[1].capacity() + dense.capacity() + pieces.capacity() * sizeof(ChunkPiece);
 }

@@ -257,6 +257,14 @@ void VarValues::append_element(const VarValues& from, std::size_t e, const VarTy
   }
 }
 
+void VarValues::append_values(const VarValues& from) {
+  const std::uint64_t shift = data.size();
+  fixed.insert(fixed.end(), from.fixed.begin(), from.fixed.end());
+  data.insert(data.end(), from.data.begin(), from.data.end());
+  null.insert(null.end(), from.null.begin(), from.null.end());
+  for (const std::uint64_t end : from.ends) ends.push_back(end + shift);
+}
+
 void check_var_values(const VarValues& v, std::size_t count, const VarType& type) {
   const std::size_t slots = type.slots();
   H5SPARSE_FAIL_IF(v.fixed.size() != count * type.fixed_size || v.ends.size() != count * slots ||

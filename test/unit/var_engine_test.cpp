@@ -1,10 +1,13 @@
 // The sparse engine over variable-length chunks in an in-memory store, against a model (each
 // element undefined, NULL, or a byte string): random writes of pieces in any order with
 // repeats, overwrites with longer and shorter values, erases, reads of pieces and of the whole
-// extent, get-defined, at ranks 1 to 3; NULL against empty; the fill-is-undefined option; an
-// SWMR store; extent changes; corrupt chunks; fixed-size operations refused.
+// extent, get-defined, at ranks 1 to 3; coordinate writes, erases and scans; NULL against
+// empty; the fill-is-undefined option; an SWMR store; extent changes; corrupt chunks;
+// fixed-size operations refused.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstring>
 #include <map>
 #include <optional>
 #include <random>
@@ -108,6 +111,88 @@ TEST(VarEngine, RandomWritesOverwritesAndErasesMatchTheModel) {
       }
       expect_matches(engine, store, grid, model);
     }
+  }
+}
+
+// The model's elements inside a box in row-major order, as a scan of it gives them:
+// coordinates and values, in batches of max_bytes.
+void expect_scan_matches(const SparseEngine& engine, MemoryChunkStore& store, const ChunkGrid& grid,
+                         const Model& model, const Box& box, std::size_t max_bytes) {
+  const Coords& dims = grid.dataset_dims();
+  std::vector<std::pair<Coords, Value>> want;
+  for (const auto& [offset, value] : model) {
+    Coords c(dims.size());
+    for (std::size_t d = dims.size(), rest = std::size_t(offset); d-- > 0; rest /= std::size_t(dims[d]))
+      c[d] = rest % dims[d];
+    bool inside = true;
+    for (std::size_t d = 0; d < dims.size(); ++d) inside = inside && c[d] >= box.start[d] && c[d] - box.start[d] < box.count[d];
+    if (inside) want.emplace_back(c, value);
+  }
+  for (bool values : {true, false}) {
+    CoordinateScan scan;
+    scan.region = {box};
+    scan.values = values;
+    scan.max_bytes = max_bytes;
+    std::vector<std::pair<Coords, Value>> got;
+    engine.scan_coordinates(store, grid, scan, [&](const CoordinateBatch& b) {
+      EXPECT_EQ(b.var_values != nullptr, values);
+      for (std::size_t i = 0; i < b.count; ++i) {
+        std::uint64_t number = 0;
+        if (values) std::memcpy(&number, b.values + i * 8, 8);
+        got.emplace_back(Coords(b.coords + i * dims.size(), b.coords + (i + 1) * dims.size()),
+                         values ? value_at(*b.var_values, std::size_t(number)) : Value());
+      }
+      return true;
+    });
+    // Batches cut a band over the budget into runs of chunks: row-major inside each run only.
+    if (max_bytes < 4096) std::sort(got.begin(), got.end());
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      EXPECT_EQ(got[i].first, want[i].first) << "element " << i;
+      if (values) EXPECT_EQ(got[i].second, want[i].second) << "element " << i;
+    }
+  }
+}
+
+// Coordinate writes (in any order, with repeats: the last wins), erases and scans of the
+// extent and of a box, in batches of a few chunks, against the model.
+TEST(VarEngine, CoordinateWritesErasesAndScansMatchTheModel) {
+  const std::vector<std::pair<Coords, Coords>> shapes = {{{37}, {8}}, {{9, 11}, {4, 3}}, {{5, 6, 7}, {2, 4, 3}}};
+  std::mt19937 rng(22);
+  for (const auto& [dims, chunk] : shapes) {
+    const SparseEngine engine(string_params(chunk), 0);
+    const ChunkGrid grid(dims, chunk);
+    MemoryChunkStore store;
+    Model model;
+    for (int round = 0; round < 40; ++round) {
+      const std::size_t n = 1 + rng() % 12;
+      std::vector<std::uint64_t> coords;
+      std::vector<std::uint64_t> offsets;
+      for (std::size_t i = 0; i < n; ++i) {
+        std::uint64_t offset = 0;
+        for (std::size_t d = 0; d < dims.size(); ++d) {
+          coords.push_back(rng() % dims[d]);
+          offset = offset * dims[d] + coords.back();
+        }
+        offsets.push_back(offset);
+      }
+      if (rng() % 4 == 0) {
+        engine.erase_coordinates(store, grid, coords.data(), n);
+        for (std::uint64_t o : offsets) model.erase(o);
+      } else {
+        std::vector<Value> values;
+        for (std::uint64_t o : offsets) model[o] = values.emplace_back(random_value(rng));
+        engine.write_var_coordinates(store, grid, coords.data(), n, values_of(values));
+      }
+      Box box{Coords(dims.size()), Coords(dims.size())};
+      for (std::size_t d = 0; d < dims.size(); ++d) {
+        box.start[d] = rng() % dims[d];
+        box.count[d] = 1 + rng() % (dims[d] - box.start[d]);
+      }
+      expect_scan_matches(engine, store, grid, model, Box{Coords(dims.size()), dims}, 1 + rng() % 400);
+      expect_scan_matches(engine, store, grid, model, box, std::size_t(64) << 20);
+    }
+    expect_matches(engine, store, grid, model);
   }
 }
 

@@ -9,6 +9,7 @@
 
 #include "h5sparse/chunk_grid.hpp"
 #include "h5sparse/structured_chunk.hpp"
+#include "h5sparse/var_chunk.hpp"
 
 namespace h5sparse {
 
@@ -21,6 +22,12 @@ StructuredChunk decode_stored_chunk(const std::uint8_t* data, std::size_t size, 
 /// decode_stored_chunk into the chunk's elements (a dense chunk: all defined).
 ChunkElements decode_stored_elements(const std::uint8_t* data, std::size_t size, unsigned filter_mask,
                                      const ChunkLayout& layout);
+
+/// A variable-length dataset's stored chunk decoded into its elements (decode_var_chunk); a
+/// dense carrier chunk of zeros, stored around the filter, holds none, and any other is
+/// Error(corrupt_data).
+ChunkVarElements decode_stored_var_elements(const std::uint8_t* data, std::size_t size, unsigned filter_mask,
+                                            const ChunkLayout& layout);
 
 /// Buffers one thread reuses from chunk to chunk of a read (a fresh buffer per chunk cost a
 /// zeroing pass and page faults per chunk).

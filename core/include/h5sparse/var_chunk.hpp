@@ -44,6 +44,8 @@ struct VarValues {
   void append(const VarType& type, const std::uint8_t* fixed, const VarPayload* slots);
   /// Appends element `e` of `from`.
   void append_element(const VarValues& from, std::size_t e, const VarType& type);
+  /// Appends every element of `from`.
+  void append_values(const VarValues& from);
 };
 
 /// A variable-length chunk's defined elements: offsets in the chunk (row-major, ascending)

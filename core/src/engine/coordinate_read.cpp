@@ -26,11 +26,13 @@ namespace {
 using detail::ListedChunk;
 using detail::LocalBox;
 
-// A listed chunk of a group: its stored bytes, then its elements inside the region.
+// A listed chunk of a group: its stored bytes, then its elements inside the region (of a
+// variable-length dataset: their values are numbers of elements of `var`, its values).
 struct ChunkPart {
   Coords origin;
   StoredChunk stored;
   ChunkElements elements;
+  VarValues var;
 };
 
 // Decoded chunks of a batch, merged together: a band, or a part of one cut at the budget.
@@ -63,7 +65,8 @@ class Scan {
   Scan(const SparseEngine& engine, ChunkStore& store, const ChunkGrid& grid, const CoordinateScan& scan,
        const CoordinateSink& sink, detail::ResumableListing* resumable)
       : engine_(engine), layout_(engine.params().layout), store_(store), grid_(grid), scan_(scan), sink_(sink),
-        rank_(grid.rank()), es_(scan.values ? layout_.element_size : 0), resumable_(resumable) {
+        rank_(grid.rank()), var_(engine.params().is_var()), value_size_(var_ ? 8 : layout_.element_size),
+        es_(scan.values ? value_size_ : 0), resumable_(resumable) {
     check_band_positions();
     detail::chunk_count_checked(grid_);  // listed chunks are kept by number
     for (std::size_t d = 1; d < rank_; ++d)
@@ -151,22 +154,52 @@ class Scan {
                                      nullptr);
     if (failed) engine_.rethrow_naming_chunk(store_, *failed, parts[failed->index].origin);
     std::size_t count = 0;
-    for (const ChunkPart& part : parts) count += part.elements.offsets.size();
+    for (ChunkPart& part : parts) {
+      count += part.elements.offsets.size();
+      if (var_ && scan_.values) number_var_values(part);
+    }
     if (count == 0) return;
     pending_.push_back(Group{std::move(parts), pending_count_, count});
     pending_count_ += count;
   }
 
   void decode(ChunkPart& part) const {
-    part.elements = decode_stored_elements(part.stored.bytes.data(), part.stored.bytes.size(), part.stored.filter_mask,
-                                           layout_);
+    if (var_)
+      decode_var(part);
+    else
+      part.elements = decode_stored_elements(part.stored.bytes.data(), part.stored.bytes.size(),
+                                             part.stored.filter_mask, layout_);
     part.stored.bytes = RawBytes();
     const Coords& origin = part.origin;
     const std::vector<LocalBox> boxes = detail::local_boxes(scan_.region, origin, grid_.chunk_dims());
     bool whole = false;
     for (const LocalBox& b : boxes) whole = whole || covers_chunk(b, origin);
-    if (!whole) detail::keep_elements(part.elements, boxes, grid_.chunk_dims(), layout_.element_size, true);
+    if (!whole) detail::keep_elements(part.elements, boxes, grid_.chunk_dims(), value_size_, true);
     if (!scan_.values) part.elements.values = Bytes();
+  }
+
+  // A variable-length chunk's elements, each value its number in the chunk's values, which
+  // the part keeps (the merge then moves 8 bytes an element, whatever the payloads).
+  void decode_var(ChunkPart& part) const {
+    ChunkVarElements chunk = decode_stored_var_elements(part.stored.bytes.data(), part.stored.bytes.size(),
+                                                        part.stored.filter_mask, layout_);
+    part.elements.offsets = std::move(chunk.offsets);
+    part.elements.values.resize(part.elements.offsets.size() * 8);
+    for (std::uint64_t i = 0; i < part.elements.offsets.size(); ++i) std::memcpy(&part.elements.values[i * 8], &i, 8);
+    part.var = std::move(chunk.values);
+  }
+
+  // Makes a part's value numbers count in the batch's values, and moves its values there.
+  void number_var_values(ChunkPart& part) {
+    const std::uint64_t first = pending_var_.count(layout_.var);
+    for (std::size_t i = 0; i < part.elements.offsets.size(); ++i) {
+      std::uint64_t number;
+      std::memcpy(&number, &part.elements.values[i * 8], 8);
+      number += first;
+      std::memcpy(&part.elements.values[i * 8], &number, 8);
+    }
+    pending_var_.append_values(part.var);
+    part.var = VarValues();
   }
 
   // True when the box holds every element of the chunk, which lies inside the extent (an edge
@@ -349,9 +382,11 @@ class Scan {
     pending_count_ = 0;
     batch.coords = to.coords;
     batch.values = es_ ? to.values : nullptr;
+    batch.var_values = var_ && es_ ? &pending_var_ : nullptr;
     if (next < listed().size()) next_origin_ = grid_.chunk_origin(listed()[next].number);
     batch.next = next < listed().size() ? &next_origin_ : nullptr;
     const bool go_on = sink_(batch);
+    pending_var_ = VarValues();
     stopped_ = !go_on && batch.next;
     return go_on;
   }
@@ -363,7 +398,9 @@ class Scan {
   const CoordinateScan& scan_;
   const CoordinateSink& sink_;
   const std::size_t rank_;
-  const std::size_t es_;  // 0: no values
+  const bool var_;                // a variable-length dataset
+  const std::size_t value_size_;  // of a decoded element's value: a variable-length one's number
+  const std::size_t es_;          // 0: no values
   detail::ResumableListing* const resumable_;  // null: no listing kept between scans
   std::uint64_t generation_ = 0;                // of the listing
   detail::Listing all_;
@@ -373,6 +410,7 @@ class Scan {
   Coords next_origin_;
   std::vector<Group> pending_;     // decoded groups of the next batch, in order
   std::size_t pending_count_ = 0;  // their elements
+  VarValues pending_var_;          // a variable-length dataset's values of the next batch
   Scratch<std::uint64_t> coords_;  // a batch's memory when the caller gives none
   Scratch<std::uint8_t> values_;
 };
@@ -381,7 +419,6 @@ class Scan {
 
 void SparseEngine::scan_coordinates(ChunkStore& store, const ChunkGrid& grid, const CoordinateScan& scan,
                                     const CoordinateSink& sink) const {
-  require_fixed_size("a coordinate scan");
   for (const Box& box : scan.region) {
     H5SPARSE_FAIL_IF(box.start.size() != grid.rank() || box.count.size() != grid.rank(), ErrorCode::invalid_argument,
                      "region box of the wrong rank");

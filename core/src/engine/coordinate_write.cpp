@@ -207,6 +207,17 @@ class CoordinateUpdate {
   int threads_ = 1;
 };
 
+// Grouped points as pieces of one element each, for the operations of variable-length
+// datasets (which take pieces); a coordinate given twice keeps its order, so the last wins.
+std::vector<ChunkPiece> point_pieces(const PointsByChunk& points) {
+  std::vector<ChunkPiece> pieces(points.points.size());
+  for (std::size_t i = 0; i < pieces.size(); ++i) {
+    const ChunkPoint& p = points.points[i];
+    pieces[i] = ChunkPiece{p.chunk, p.offset, 1, p.index};
+  }
+  return pieces;
+}
+
 }  // namespace
 
 void SparseEngine::write_coordinates(ChunkStore& store, const ChunkGrid& grid, const std::uint64_t* coords,
@@ -220,10 +231,15 @@ void SparseEngine::write_coordinates(ChunkStore& store, const ChunkGrid& grid, c
 
 void SparseEngine::erase_coordinates(ChunkStore& store, const ChunkGrid& grid, const std::uint64_t* coords,
                                      std::size_t n) const {
-  require_fixed_size("a coordinate erase");
   PointsByChunk points = detail::group_points(grid, coords, n);
+  if (params_.is_var()) return erase(store, grid, point_pieces(points));
   const SparseChange change;
   CoordinateUpdate(*this, store, grid, std::move(points), nullptr).run();
+}
+
+void SparseEngine::write_var_coordinates(ChunkStore& store, const ChunkGrid& grid, const std::uint64_t* coords,
+                                         std::size_t n, const VarValues& values) const {
+  write_var(store, grid, point_pieces(detail::group_points(grid, coords, n)), values);
 }
 
 // A fixed-size region chunk by chunk: each stored chunk it meets decoded into its elements

@@ -10,23 +10,15 @@
 #include "h5sparse/chunk_threads.hpp"
 #include "h5sparse/engine/sparse_engine.hpp"
 #include "h5sparse/error.hpp"
+#include "h5sparse/stored_chunk_read.hpp"
 
 namespace h5sparse {
 namespace {
 
 constexpr std::size_t kBatchChunks = 64;
 
-// The elements of a stored chunk (no elements for a dense carrier chunk of zeros, stored around
-// the filter; any other is corrupt).
 ChunkVarElements var_elements_of(const StoredChunk& stored, const ChunkLayout& layout) {
-  const std::uint8_t* data = stored.bytes.data();
-  const std::size_t size = stored.bytes.size();
-  if (stored.filter_mask & 1u) {
-    H5SPARSE_FAIL_IF(std::any_of(data, data + size, [](std::uint8_t b) { return b != 0; }), ErrorCode::corrupt_data,
-                     "a dense carrier chunk with data in a variable-length dataset");
-    return ChunkVarElements{};
-  }
-  return decode_var_chunk(data, size, layout);
+  return decode_stored_var_elements(stored.bytes.data(), stored.bytes.size(), stored.filter_mask, layout);
 }
 
 // A chunk's stored form; an SWMR writer's rewrite (`moves`) gets another size than the chunk it
@@ -120,8 +112,7 @@ ChunkVarElements written_elements(const std::vector<ChunkPiece>& pieces, std::si
 
 void SparseEngine::require_fixed_size(const char* operation) const {
   H5SPARSE_FAIL_IF(params_.is_var(), ErrorCode::unsupported,
-                   std::string(operation) + " of fixed-size values: the dataset holds variable-length values "
-                   "(coordinate I/O of those is not implemented yet)");
+                   std::string(operation) + " of fixed-size values: the dataset holds variable-length values");
 }
 
 ChunkVarElements SparseEngine::read_var_chunk(ChunkStore& store, const Coords& origin, std::size_t* stored_size) const {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "h5sparse/engine/chunk_store.hpp"
+#include "h5sparse/var_chunk.hpp"
 
 namespace h5sparse {
 
@@ -20,7 +21,8 @@ struct Box {
 };
 
 /// Where a batch of a scan is written: room for `count` coordinates (count x rank) and, when
-/// the scan reads values, `count` values in the dataset's element type.
+/// the scan reads values, `count` values in the dataset's element type (a variable-length
+/// dataset's: `count` uint64 element numbers, see CoordinateBatch).
 struct CoordinateDestination {
   std::uint64_t* coords = nullptr;
   std::uint8_t* values = nullptr;
@@ -45,11 +47,14 @@ struct CoordinateScan {
 
 /// One batch of a scan: `count` elements, their coordinates (count x rank, row-major) and,
 /// when asked, their values in the dataset's element type: in the room the scan's `room`
-/// gave, else valid only during the sink's call.
+/// gave, else valid only during the sink's call. A variable-length dataset's values are
+/// numbers (uint64) of elements of `var_values`, which holds the batch's values (and maybe
+/// others), valid during the sink's call.
 struct CoordinateBatch {
   std::size_t count = 0;
   const std::uint64_t* coords = nullptr;
   const std::uint8_t* values = nullptr;
+  const VarValues* var_values = nullptr;  ///< variable-length datasets only
   const Coords* next = nullptr;  ///< origin of the first chunk after the batch; null: none is left
 };
 

@@ -99,10 +99,14 @@ class SparseEngine {
   void write_coordinates(ChunkStore& store, const ChunkGrid& grid, const std::uint64_t* coords, std::size_t n,
                          const std::uint8_t* values) const;
   void erase_coordinates(ChunkStore& store, const ChunkGrid& grid, const std::uint64_t* coords, std::size_t n) const;
+  /// write_coordinates of a variable-length dataset: n elements of `values` (as write_var).
+  void write_var_coordinates(ChunkStore& store, const ChunkGrid& grid, const std::uint64_t* coords, std::size_t n,
+                             const VarValues& values) const;
   /// Makes the elements of `region` undefined, work following the stored chunks it meets and
   /// their elements (a 1% box of 2^20 x 2^20 spans 10^10 elements).
   void erase_region(ChunkStore& store, const ChunkGrid& grid, const std::vector<Box>& region) const;
-  /// Visits the defined elements of `scan.region` in batches of whole chunks in row-major order
+  /// Visits the defined elements of `scan.region` (of either kind of dataset: see
+  /// CoordinateBatch for variable-length values) in batches of whole chunks in row-major order
   /// of their coordinates: a batch holds whole bands of chunks (chunks sharing their range of
   /// dimension 0), so the batches together are in row-major order too, except where one band
   /// holds more than max_bytes: it is cut into runs of whole chunks, each in row-major order.
