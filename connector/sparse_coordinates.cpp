@@ -41,11 +41,8 @@ void SparseDataset::write_coordinates(std::size_t n, const hsize_t* coords, hid_
   const bool relocate = hdf5::check_writable(under_, under_vol_id_, dxpl);  // see write()
   const ChunkGrid grid(extent(dxpl), params().layout.dims);
   if (n == 0) return;
-  Bytes storage;
-  const std::uint8_t* in_file_type =
-      hdf5::values_in_file_type(mem_type, n, file_type_.get(), params().fill, dxpl, values, storage);
   hdf5::NativeChunkStore chunks = store(dxpl, relocate);
-  engine_.write_coordinates(chunks, grid, as_coords(coords), n, in_file_type);
+  hdf5::write_coordinate_values(engine_, chunks, grid, as_coords(coords), n, mem_type, file_type(), dxpl, values);
 }
 
 void SparseDataset::erase_coordinates(std::size_t n, const hsize_t* coords, hid_t dxpl) {
@@ -74,7 +71,7 @@ herr_t SparseDataset::iterate_coordinates(const H5SparseIterateCooArgs& a, hid_t
   scan.values = a.mem_type_id != H5I_INVALID_HID;
   if (a.max_bytes > 0) scan.max_bytes = a.max_bytes;
   std::optional<hdf5::ValuesToMemory> to_memory;
-  if (scan.values) to_memory.emplace(file_type_.get(), a.mem_type_id);
+  if (scan.values) to_memory.emplace(file_type_.get(), a.mem_type_id, params().is_var(), dxpl);
   if (a.room)
     scan.room = [&](std::size_t count) {
       hsize_t* coords = nullptr;
@@ -87,8 +84,7 @@ herr_t SparseDataset::iterate_coordinates(const H5SparseIterateCooArgs& a, hid_t
   herr_t result = 0;
   hdf5::NativeChunkStore chunks = store(dxpl);
   engine_.scan_coordinates(chunks, sel.grid, scan, [&](const CoordinateBatch& batch) {
-    const void* values =
-        !to_memory ? nullptr : a.room ? to_memory->land(batch.count, dxpl) : (*to_memory)(batch.count, batch.values, dxpl);
+    const void* values = !to_memory ? nullptr : a.room ? to_memory->land(batch) : (*to_memory)(batch);
     if (cursor && batch.next) std::copy(batch.next->begin(), batch.next->end(), cursor);
     if (cursor && !batch.next) cursor[0] = HSIZE_UNDEF;
     if (!a.op) return true;

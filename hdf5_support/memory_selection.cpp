@@ -7,6 +7,7 @@
 #include "error_stack.hpp"
 #include "handle.hpp"
 #include "h5sparse/error.hpp"
+#include "var_values.hpp"
 
 namespace h5sparse::hdf5 {
 namespace {
@@ -83,22 +84,45 @@ const std::uint8_t* values_in_file_type(hid_t mem_type, std::size_t count, hid_t
   return values_in_file_type(mem_type, row.get(), count, file_type, fill, dxpl, buf, storage);
 }
 
-ValuesToMemory::ValuesToMemory(hid_t file_type, hid_t mem_type)
-    : file_type_(file_type), mem_type_(mem_type), file_size_(H5Tget_size(file_type)), mem_size_(H5Tget_size(mem_type)) {
+void write_coordinate_values(const SparseEngine& engine, ChunkStore& store, const ChunkGrid& grid,
+                             const std::uint64_t* coords, std::size_t n, hid_t mem_type, hid_t file_type, hid_t dxpl,
+                             const void* buf) {
+  if (engine.params().is_var())
+    return write_var_coordinates(engine, store, grid, coords, n, mem_type, file_type, dxpl, buf);
+  Bytes storage;
+  engine.write_coordinates(store, grid, coords, n,
+                           values_in_file_type(mem_type, n, file_type, engine.params().fill, dxpl, buf, storage));
+}
+
+ValuesToMemory::ValuesToMemory(hid_t file_type, hid_t mem_type, bool var, hid_t dxpl)
+    : file_type_(file_type), mem_type_(mem_type), dxpl_(dxpl), file_size_(var ? 8 : H5Tget_size(file_type)),
+      mem_size_(H5Tget_size(mem_type)) {
   H5SPARSE_FAIL_IF(mem_size_ == 0, ErrorCode::invalid_argument, "invalid memory datatype");
-  const htri_t same = H5Tequal(mem_type, file_type);
+  if (var) var_ = std::make_unique<VarMemoryValues>(mem_type, file_type, dxpl);
+  const htri_t same = var ? 0 : H5Tequal(mem_type, file_type);
   throw_if_negative(same, "cannot compare the memory and file datatypes");
   convert_ = same == 0;
 }
 
-const void* ValuesToMemory::operator()(std::size_t count, const void* values, hid_t dxpl) {
-  if (!convert_ || count == 0) return values;
-  converted_.resize(count * std::max(file_size_, mem_size_));
-  std::memcpy(converted_.data(), values, count * file_size_);
-  background_.assign(count * mem_size_, 0);
-  throw_if_negative(H5Tconvert(file_type_, mem_type_, count, converted_.data(), background_.data(), dxpl),
+ValuesToMemory::~ValuesToMemory() = default;
+
+const void* ValuesToMemory::convert(const CoordinateBatch& batch, const void* values, void* out, bool hand_over) {
+  if (var_) {
+    var_->put(*batch.var_values, static_cast<const std::uint64_t*>(values), batch.count, out, hand_over);
+    return out;
+  }
+  converted_.resize(batch.count * std::max(file_size_, mem_size_));
+  std::memcpy(converted_.data(), values, batch.count * file_size_);
+  background_.assign(batch.count * mem_size_, 0);
+  throw_if_negative(H5Tconvert(file_type_, mem_type_, batch.count, converted_.data(), background_.data(), dxpl_),
                     "cannot convert the values to the memory datatype");
   return converted_.data();
+}
+
+const void* ValuesToMemory::operator()(const CoordinateBatch& batch) {
+  if (!convert_ || batch.count == 0) return batch.values;
+  if (var_) staged_.resize(batch.count * mem_size_);
+  return convert(batch, batch.values, staged_.data(), false);
 }
 
 std::uint8_t* ValuesToMemory::place_for(std::size_t count, void* room) {
@@ -110,8 +134,10 @@ std::uint8_t* ValuesToMemory::place_for(std::size_t count, void* room) {
   return staged_.data();
 }
 
-void* ValuesToMemory::land(std::size_t count, hid_t dxpl) {
-  if (convert_ && count) std::memcpy(room_, (*this)(count, staged_.data(), dxpl), count * mem_size_);
+void* ValuesToMemory::land(const CoordinateBatch& batch) {
+  if (!convert_ || batch.count == 0) return room_;
+  const void* converted = convert(batch, staged_.data(), room_, true);
+  if (converted != room_) std::memcpy(room_, converted, batch.count * mem_size_);
   return room_;
 }
 

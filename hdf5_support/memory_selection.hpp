@@ -11,7 +11,9 @@
 #include <vector>
 
 #include "h5sparse/codecs.hpp"
+#include "h5sparse/engine/coordinates.hpp"
 #include "h5sparse/engine/owner_merge.hpp"
+#include "h5sparse/engine/sparse_engine.hpp"
 #include "handle.hpp"
 
 namespace h5sparse::hdf5 {
@@ -29,24 +31,40 @@ const std::uint8_t* values_in_file_type(hid_t mem_type, hid_t mem_space, std::si
 const std::uint8_t* values_in_file_type(hid_t mem_type, std::size_t count, hid_t file_type, const Bytes& fill,
                                         hid_t dxpl, const void* buf, Bytes& storage);
 
-/// Values read in the file's datatype handed over in a memory datatype, converted as H5Dread
-/// converts them (H5Tconvert, zero background) when the types differ.
+/// h5sparse_dwrite_coo: `n` values of `mem_type` in a row at `buf`, converted to the dataset's
+/// type (`file_type`; a variable-length dataset's true type) and defined at the coordinates.
+void write_coordinate_values(const SparseEngine& engine, ChunkStore& store, const ChunkGrid& grid,
+                             const std::uint64_t* coords, std::size_t n, hid_t mem_type, hid_t file_type, hid_t dxpl,
+                             const void* buf);
+
+class VarMemoryValues;
+
+/// A coordinate scan's values handed over in a memory datatype, converted as H5Dread converts
+/// them (H5Tconvert, zero background) when the types differ; a variable-length dataset's
+/// (`var`: the scan gives numbers of its batch's values) by VarMemoryValues.
 class ValuesToMemory {
  public:
-  ValuesToMemory(hid_t file_type, hid_t mem_type);
-  /// `count` values of the file type at `values`, in the memory type: `values` itself or a
-  /// converted copy, valid until the next call.
-  const void* operator()(std::size_t count, const void* values, hid_t dxpl);
-  /// Where to write `count` values of the file type bound for `room`, the caller's memory for
-  /// them in the memory type: `room` itself when the types are the same, else a staging buffer.
+  ValuesToMemory(hid_t file_type, hid_t mem_type, bool var, hid_t dxpl);
+  ~ValuesToMemory();
+  /// The batch's values in the memory type: the batch's own or a converted copy, valid (with
+  /// variable-length payloads) until the next call.
+  const void* operator()(const CoordinateBatch& batch);
+  /// Where the scan writes `count` values bound for `room`, the caller's memory for them in the
+  /// memory type: `room` itself when the types are the same, else a staging buffer.
   std::uint8_t* place_for(std::size_t count, void* room);
-  /// After the values were written at place_for(count, room): `room`, holding them converted.
-  void* land(std::size_t count, hid_t dxpl);
+  /// After the batch was written at place_for(count, room): `room`, holding its values
+  /// converted (the caller owns variable-length payloads).
+  void* land(const CoordinateBatch& batch);
 
  private:
-  hid_t file_type_, mem_type_;
+  // The batch's `values` converted: variable-length ones put at `out` (their payloads handed
+  // over or not), others in converted_. Returns where they are.
+  const void* convert(const CoordinateBatch& batch, const void* values, void* out, bool hand_over);
+
+  hid_t file_type_, mem_type_, dxpl_;
   std::size_t file_size_, mem_size_;
   bool convert_;
+  std::unique_ptr<VarMemoryValues> var_;
   Bytes converted_, background_, staged_;
   void* room_ = nullptr;
 };

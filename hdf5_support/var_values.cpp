@@ -169,14 +169,14 @@ VarPayload payload_of(const MemberForm& m, const std::uint8_t* at, Bytes& scratc
   return VarPayload{converted(m, true, data, seq.len, scratch, dxpl), seq.len * m.file_base_size, seq.p == nullptr};
 }
 
-VarValues from_memory(const MemoryForm& form, const Bytes& packed, std::size_t n, hid_t dxpl) {
+VarValues from_memory(const MemoryForm& form, const std::uint8_t* packed, std::size_t n, hid_t dxpl) {
   const VarType type = form.type();
   VarValues v;
   Bytes fixed;
   std::vector<VarPayload> slots;
   std::vector<Bytes> scratch(type.slots());
   for (std::size_t e = 0; e < n; ++e) {
-    const std::uint8_t* element = packed.data() + e * form.element_size;
+    const std::uint8_t* element = packed + e * form.element_size;
     fixed.clear();
     slots.clear();
     for (const MemberForm& m : form.members) {
@@ -340,8 +340,41 @@ Handle true_type_of(const SparseParams& params) {
 void write_var_values(const SparseEngine& engine, ChunkStore& store, const FileSelection& sel, hid_t mem_type,
                       hid_t mem_space, hid_t file_type, hid_t dxpl, const void* buf) {
   const std::size_t n = std::size_t(sel.npoints);
-  const VarValues values = from_memory(memory_form(mem_type, file_type), gathered(mem_space, buf, mem_type, n), n, dxpl);
+  const VarValues values =
+      from_memory(memory_form(mem_type, file_type), gathered(mem_space, buf, mem_type, n).data(), n, dxpl);
   engine.write_var(store, sel.grid, selection_pieces(sel.space, sel.grid), values);
+}
+
+void write_var_coordinates(const SparseEngine& engine, ChunkStore& store, const ChunkGrid& grid,
+                           const std::uint64_t* coords, std::size_t n, hid_t mem_type, hid_t file_type, hid_t dxpl,
+                           const void* buf) {
+  const VarValues values =
+      from_memory(memory_form(mem_type, file_type), static_cast<const std::uint8_t*>(buf), n, dxpl);
+  engine.write_var_coordinates(store, grid, coords, n, values);
+}
+
+struct VarMemoryValues::Held {
+  MemoryForm form;
+  std::optional<Allocations> payloads;  // of the last put, until handed over
+};
+
+VarMemoryValues::VarMemoryValues(hid_t mem_type, hid_t file_type, hid_t dxpl)
+    : held_(new Held{memory_form(mem_type, file_type), std::nullopt}), dxpl_(dxpl) {}
+
+VarMemoryValues::~VarMemoryValues() = default;
+
+void VarMemoryValues::put(const VarValues& values, const std::uint64_t* numbers, std::size_t count, void* out,
+                          bool hand_over) {
+  held_->payloads.reset();
+  held_->payloads.emplace(dxpl_);
+  VarValues picked;
+  const VarType type = held_->form.type();
+  for (std::size_t i = 0; i < count; ++i) {
+    H5SPARSE_FAIL_IF(numbers[i] >= values.count(type), ErrorCode::invalid_argument, "a value number outside its batch");
+    picked.append_element(values, std::size_t(numbers[i]), type);
+  }
+  to_memory(held_->form, picked, static_cast<std::uint8_t*>(out), *held_->payloads, dxpl_);
+  if (hand_over) held_->payloads->keep();
 }
 
 void read_var_values(const SparseEngine& engine, ChunkStore& store, const FileSelection& sel, hid_t mem_type,

@@ -8,6 +8,7 @@
 
 #include <hdf5.h>
 
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -58,6 +59,30 @@ void write_var_values(const SparseEngine& engine, ChunkStore& store, const FileS
 /// default malloc, as HDF5's, so H5Treclaim frees them); undefined elements read as NULL.
 void read_var_values(const SparseEngine& engine, ChunkStore& store, const FileSelection& sel, hid_t mem_type,
                      hid_t mem_space, hid_t file_type, hid_t dxpl, void* buf);
+
+/// h5sparse_dwrite_coo of a variable-length dataset: `n` elements of `mem_type` in a row at
+/// `buf` (converted as write_var_values converts them) defined at the coordinates.
+void write_var_coordinates(const SparseEngine& engine, ChunkStore& store, const ChunkGrid& grid,
+                           const std::uint64_t* coords, std::size_t n, hid_t mem_type, hid_t file_type, hid_t dxpl,
+                           const void* buf);
+
+/// A coordinate scan's variable-length values put into memory as `mem_type` (char* strings,
+/// hvl_t sequences, a compound in the dataset's own type), payloads allocated as
+/// read_var_values allocates them.
+class VarMemoryValues {
+ public:
+  VarMemoryValues(hid_t mem_type, hid_t file_type, hid_t dxpl);
+  ~VarMemoryValues();
+  /// Elements numbers[0, count) of `values` put at `out` (`count` elements of the memory type).
+  /// `hand_over`: the caller owns their payloads (H5Treclaim frees them); else they are freed
+  /// by the next put or the destructor.
+  void put(const VarValues& values, const std::uint64_t* numbers, std::size_t count, void* out, bool hand_over);
+
+ private:
+  struct Held;
+  std::unique_ptr<Held> held_;
+  hid_t dxpl_;
+};
 
 /// H5Dvlen_get_buf_size: the bytes a read of the selection as `mem_type` allocates.
 hsize_t var_buffer_size(const SparseEngine& engine, ChunkStore& store, const FileSelection& sel, hid_t mem_type);

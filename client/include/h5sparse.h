@@ -50,7 +50,11 @@ herr_t h5sparse_derase(hid_t dset_id, hid_t file_space_id, hid_t dxpl_id);
 
 /* ---- Coordinate I/O --------------------------------------------------------------------
  * Elements in and out as coordinates and values, with no dataspace selection in between:
- * the work follows the elements and chunks touched, never the extent. */
+ * the work follows the elements and chunks touched, never the extent. Variable-length
+ * datasets take and give values as H5Dwrite and H5Dread do (char* strings, hvl_t sequences,
+ * a compound in the dataset's own type): values read are allocated by the DXPL's
+ * variable-length allocator; h5sparse_dread_coo's caller owns them (H5Treclaim frees them),
+ * h5sparse_diterate_coo's op sees them until it returns. */
 
 /* Defines the num_points elements at coords (num_points x rank, row-major, any order) with
  * values (num_points elements of mem_type_id, converted to the dataset's type as H5Dwrite

@@ -212,7 +212,7 @@ def get_defined(dset, selection=None):
     among `selection` (default: the whole dataset). For a sparse dataset they come from its
     chunks (memory follows the defined elements); every element of a dense one is defined."""
     import h5py
-    if is_sparse(dset) and not _is_variable_length(dset.dtype):  # coordinate scans: fixed-size only
+    if is_sparse(dset):  # a coordinate scan of the chunks
         return defined_coordinates(dset, selection)
     space = _space_of(dset, selection)
     lib = library()

@@ -5,6 +5,7 @@ import ctypes
 
 import numpy as np
 
+from . import _vl_memory
 from ._calls import H5SparseError, call
 
 _HSIZE_UNDEF = 2**64 - 1
@@ -31,6 +32,10 @@ def _lib():
         lib.h5sparse_is_sparse.argtypes = [hid]
         for f in (lib.h5sparse_dwrite_coo, lib.h5sparse_derase_coo, lib.h5sparse_dread_coo, lib.h5sparse_is_sparse):
             f.restype = ctypes.c_int
+        # HDF5's own, through libh5sparse's dependencies: freeing variable-length values read.
+        lib.H5Screate_simple.argtypes, lib.H5Screate_simple.restype = [ctypes.c_int, ptr, ptr], hid
+        lib.H5Sclose.argtypes, lib.H5Sclose.restype = [hid], ctypes.c_int
+        lib.H5Treclaim.argtypes, lib.H5Treclaim.restype = [hid, hid, hid, ptr], ctypes.c_int
         _declared = True
     return lib
 
@@ -70,16 +75,27 @@ def _memory_type(dtype):
     return h5py.h5t.py_create(dtype, logical=True)
 
 
+def _variable_length(dtype):
+    from . import _is_variable_length
+    return _is_variable_length(dtype)
+
+
 def write_coo(dset, coords, values):
     """Defines the elements at `coords` ((N, rank) integers, any order) with `values` (N values of
-    any type HDF5 converts to the dataset's). A coordinate given twice takes its last value.
-    Nothing is stored when any coordinate lies outside the extent or the values do not convert.
-    On an MPI-IO file it is collective: every rank calls it, each with its coordinates (maybe
-    none); where ranks give the same coordinate, the highest rank's value wins."""
+    any type HDF5 converts to the dataset's; of a variable-length dataset: str, bytes or None,
+    or sequences). A coordinate given twice takes its last value. Nothing is stored when any
+    coordinate lies outside the extent or the values do not convert. On an MPI-IO file it is
+    collective: every rank calls it, each with its coordinates (maybe none); where ranks give
+    the same coordinate, the highest rank's value wins."""
     c = _coordinates_in(dset, coords)
-    v = _values_in(dset, values, c.shape[0])
     lib = _lib()
-    mem_type = _memory_type(v.dtype)
+    if _variable_length(dset.dtype):
+        form = _vl_memory.Form(dset.dtype)
+        v, _keep = form.to_memory(values, c.shape[0])  # v points into _keep
+        mem_type = form.mem_type
+    else:
+        v = _values_in(dset, values, c.shape[0])
+        mem_type = _memory_type(v.dtype)
     call(lib, "h5sparse write_coo", dset, lib.h5sparse_dwrite_coo, c.shape[0], c.ctypes.data, mem_type.id,
          v.ctypes.data, _H5P_DEFAULT)
 
@@ -94,10 +110,12 @@ def erase_coo(dset, coords):
 
 class _Batches:
     """The batches of a read, each written by the library straight into arrays made for it
-    (np.empty: no zeroing, no copy after); more than one are joined at the end."""
+    (np.empty: no zeroing, no copy after); more than one are joined at the end. Variable-length
+    values land as char* or hvl_t (`form`), turned into Python objects by done()."""
 
     def __init__(self, rank, dtype):
         self.rank, self.dtype = rank, dtype
+        self.form = _vl_memory.Form(dtype) if dtype is not None and _variable_length(dtype) else None
         self.batches = []
 
     def room(self, count, coords, values):
@@ -105,10 +123,21 @@ class _Batches:
         coords[0] = c.ctypes.data
         v = None
         if self.dtype is not None:
-            v = np.empty(count, dtype=self.dtype)
+            v = self.form.room(count) if self.form else np.empty(count, dtype=self.dtype)
             values[0] = v.ctypes.data
         self.batches.append((c, v))
         return 0
+
+    def done(self, lib, failed=False):
+        """After the library call: variable-length values as objects, their memory freed (all
+        of it when the call failed)."""
+        if not self.form:
+            return
+        for i, (c, v) in enumerate(self.batches):
+            if failed:
+                self.form.reclaim(v, lib)
+            else:
+                self.batches[i] = (c, self.form.from_memory(v, lib))
 
     def result(self):
         if len(self.batches) == 1:
@@ -116,7 +145,8 @@ class _Batches:
         coords = np.concatenate([c for c, _ in self.batches]) if self.batches else np.empty((0, self.rank), np.uint64)
         if self.dtype is None:
             return coords, None
-        values = np.concatenate([v for _, v in self.batches]) if self.batches else np.empty(0, self.dtype)
+        empty = np.empty(0, object if self.form else self.dtype)
+        values = np.concatenate([v for _, v in self.batches]) if self.batches else empty
         return coords, values
 
 
@@ -125,7 +155,7 @@ def _read(dset, region, dtype, max_bytes, cursor, batches):
     from . import _space_of
     lib = _lib()
     space = _space_of(dset, region)
-    mem_type = None if dtype is None else _memory_type(dtype)
+    mem_type = None if dtype is None else batches.form.mem_type if batches.form else _memory_type(dtype)
     failure = []
 
     def room(count, coords, values, _data):
@@ -141,9 +171,11 @@ def _read(dset, region, dtype, max_bytes, cursor, batches):
              space.id if space is not None else _H5S_ALL, mem_type.id if mem_type is not None else _H5I_INVALID_HID,
              max_bytes, cursor, callbacks[0], callbacks[1], None, _H5P_DEFAULT)
     except H5SparseError:
+        batches.done(lib, failed=True)
         if failure:
             raise failure[0] from None
         raise
+    batches.done(lib)
 
 
 def is_sparse(dset):
@@ -157,7 +189,8 @@ def is_sparse(dset):
 def read_coo(dset, region=None, values=True):
     """(coords, values): the defined elements of `region` (anything dset[...] accepts; default
     all) in row-major order; coords an (N, rank) uint64 array, values N elements of the
-    dataset's type (None with values=False)."""
+    dataset's type (None with values=False; of a variable-length dataset, an object array of
+    what h5py reads: bytes or numpy arrays)."""
     batches = _Batches(len(dset.shape), dset.dtype if values else None)
     _read(dset, region, batches.dtype, _ONE_BATCH, None, batches)
     return batches.result()
