@@ -83,6 +83,14 @@ static herr_t check_batch(size_t n, const hsize_t *coords, const void *values, v
   return 0;
 }
 
+/* Frees the payloads of `count` values read into the caller's memory. */
+static void reclaim(hid_t type, size_t count, void *values, const char *what) {
+  const hsize_t n = count;
+  hid_t space = H5Screate_simple(1, &n, NULL);
+  check(n == 0 || H5Treclaim(type, space, H5P_DEFAULT, values) >= 0, "H5Treclaim frees the %s", what);
+  H5Sclose(space);
+}
+
 /* Caller's memory for h5sparse_dread_coo: batches one after the other. */
 struct room {
   size_t used, batches;
@@ -120,10 +128,7 @@ static void read_box(hid_t dset, hid_t type, const struct model *m, hsize_t r0, 
   }
   check(room.used == defined_in(m, r0, r1, c0, c1) && wrong == 0, "%zu elements in %zu batches (%zu wrong)",
         room.used, room.batches, wrong);
-  const hsize_t n = room.used;
-  hid_t got = H5Screate_simple(1, &n, NULL);
-  check(n == 0 || H5Treclaim(type, got, H5P_DEFAULT, room.strings) >= 0, "H5Treclaim frees the strings");
-  H5Sclose(got);
+  reclaim(type, room.used, room.strings, "strings");
   H5Sclose(space);
 }
 
@@ -216,10 +221,7 @@ static void sequences(hid_t file) {
   check(room.values[0].len == 2 && first[0] == -7 && first[1] == 7, "the last write of (0, 29), as double");
   check(room.values[1].len == 0, "an empty sequence");
   check(room.values[2].len == 3 && third[0] == 1 && third[1] == -2 && third[2] == 300, "(7, 3) as double");
-  const hsize_t n = room.n;
-  hid_t got = H5Screate_simple(1, &n, NULL);
-  check(H5Treclaim(out_type, got, H5P_DEFAULT, room.values) >= 0, "H5Treclaim frees the sequences");
-  H5Sclose(got);
+  reclaim(out_type, room.n, room.values, "sequences");
   H5Tclose(file_type), H5Tclose(in_type), H5Tclose(out_type);
   H5Dclose(dset);
 }
@@ -262,10 +264,7 @@ static void compounds(hid_t file) {
   check(room.values[0].id == 2 && room.values[0].name == NULL, "(2, 5): a NULL name");
   check(room.values[1].id == 3 && room.values[1].name && strcmp(room.values[1].name, "third") == 0,
         "(9, 9): the last write");
-  const hsize_t n = room.n;
-  hid_t got = H5Screate_simple(1, &n, NULL);
-  check(H5Treclaim(type, got, H5P_DEFAULT, room.values) >= 0, "H5Treclaim frees the names");
-  H5Sclose(got);
+  reclaim(type, room.n, room.values, "names");
   H5Tclose(type), H5Tclose(string);
   H5Dclose(dset);
 }
