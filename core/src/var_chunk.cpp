@@ -245,16 +245,20 @@ void VarValues::append(const VarType& type, const std::uint8_t* fixed_part, cons
 }
 
 void VarValues::append_element(const VarValues& from, std::size_t e, const VarType& type) {
-  const std::size_t slots = type.slots();
-  const std::uint8_t* f = from.fixed.data() + e * type.fixed_size;
-  fixed.insert(fixed.end(), f, f + type.fixed_size);
-  const std::uint64_t first = from.begin(e * slots), last = from.ends[e * slots + slots - 1];
-  const std::uint64_t shift = data.size() - first;
-  data.insert(data.end(), from.data.begin() + std::ptrdiff_t(first), from.data.begin() + std::ptrdiff_t(last));
-  for (std::size_t m = 0; m < slots; ++m) {
-    ends.push_back(from.ends[e * slots + m] + shift);
-    null.push_back(from.null[e * slots + m]);
-  }
+  append_elements(from, e, 1, type);
+}
+
+void VarValues::append_elements(const VarValues& from, std::size_t first, std::size_t count, const VarType& type) {
+  if (count == 0) return;
+  const std::size_t slots = type.slots(), fs = type.fixed_size;
+  const std::uint8_t* f = from.fixed.data() + first * fs;
+  fixed.insert(fixed.end(), f, f + count * fs);
+  const std::uint64_t begin_at = from.begin(first * slots), end_at = from.ends[(first + count) * slots - 1];
+  const std::uint64_t shift = data.size() - begin_at;
+  data.insert(data.end(), from.data.begin() + std::ptrdiff_t(begin_at), from.data.begin() + std::ptrdiff_t(end_at));
+  const std::size_t slot = first * slots, n = count * slots;
+  for (std::size_t k = 0; k < n; ++k) ends.push_back(from.ends[slot + k] + shift);
+  null.insert(null.end(), from.null.begin() + std::ptrdiff_t(slot), from.null.begin() + std::ptrdiff_t(slot + n));
 }
 
 void VarValues::append_values(const VarValues& from) {

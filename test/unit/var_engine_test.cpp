@@ -149,7 +149,9 @@ void expect_scan_matches(const SparseEngine& engine, MemoryChunkStore& store, co
     ASSERT_EQ(got.size(), want.size());
     for (std::size_t i = 0; i < got.size(); ++i) {
       EXPECT_EQ(got[i].first, want[i].first) << "element " << i;
-      if (values) EXPECT_EQ(got[i].second, want[i].second) << "element " << i;
+      if (values) {
+        EXPECT_EQ(got[i].second, want[i].second) << "element " << i;
+      }
     }
   }
 }

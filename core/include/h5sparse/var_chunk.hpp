@@ -44,6 +44,8 @@ struct VarValues {
   void append(const VarType& type, const std::uint8_t* fixed, const VarPayload* slots);
   /// Appends element `e` of `from`.
   void append_element(const VarValues& from, std::size_t e, const VarType& type);
+  /// Appends elements [first, first + count) of `from`.
+  void append_elements(const VarValues& from, std::size_t first, std::size_t count, const VarType& type);
   /// Appends every element of `from`.
   void append_values(const VarValues& from);
 };

@@ -92,19 +92,31 @@ ChunkVarElements written_elements(const std::vector<ChunkPiece>& pieces, std::si
   for (std::size_t i = begin; i < end; ++i)
     for (std::uint64_t k = 0; k < pieces[i].length; ++k)
       all.push_back({std::uint32_t(pieces[i].in_chunk_start + k), pieces[i].source + k});
-  // Stable: of equal offsets the last written stays last.
-  std::stable_sort(all.begin(), all.end(), [](const Written& a, const Written& b) { return a.offset < b.offset; });
+  // Stable: of equal offsets the last written stays last. A write of whole lines in order (the
+  // common case) is sorted already.
+  const auto by_offset = [](const Written& a, const Written& b) { return a.offset < b.offset; };
+  if (!std::is_sorted(all.begin(), all.end(), by_offset)) std::stable_sort(all.begin(), all.end(), by_offset);
   const VarType& type = params.layout.var;
   ChunkVarElements chunk;
+  chunk.offsets.reserve(all.size());
+  std::size_t run_first = 0, run_count = 0;  // values are copied a run of consecutive sources at a time
   for (std::size_t i = 0; i < all.size(); ++i) {
     if (i + 1 < all.size() && all[i + 1].offset == all[i].offset) continue;
-    if (params.fill_is_undefined() && all_null(values, std::size_t(all[i].source), type.slots())) {
+    const std::size_t source = std::size_t(all[i].source);
+    if (params.fill_is_undefined() && all_null(values, source, type.slots())) {
       nulls.push_back(all[i].offset);
       continue;
     }
     chunk.offsets.push_back(all[i].offset);
-    chunk.values.append_element(values, std::size_t(all[i].source), type);
+    if (run_count && source == run_first + run_count) {
+      ++run_count;
+      continue;
+    }
+    chunk.values.append_elements(values, run_first, run_count, type);
+    run_first = source;
+    run_count = 1;
   }
+  chunk.values.append_elements(values, run_first, run_count, type);
   return chunk;
 }
 
@@ -149,10 +161,10 @@ void SparseEngine::write_var(ChunkStore& store, const ChunkGrid& grid, const std
   const VarType& type = params_.layout.var;
   auto merge = [&](BatchChunk& c) {
     std::vector<std::uint32_t> nulls;
-    const ChunkVarElements written = written_elements(pieces, starts[c.group], starts[c.group + 1], values, params_, nulls);
-    ChunkVarElements merged = merge_var_elements(
-        c.had_stored ? var_elements_of(c.stored, params_.layout) : ChunkVarElements{}, written, type);
-    erase_var_elements(merged, nulls, type);
+    ChunkVarElements written = written_elements(pieces, starts[c.group], starts[c.group + 1], values, params_, nulls);
+    ChunkVarElements merged =
+        c.had_stored ? merge_var_elements(var_elements_of(c.stored, params_.layout), written, type) : std::move(written);
+    if (!nulls.empty()) erase_var_elements(merged, nulls, type);
     c.encoded = encode_for_store(merged, params_.layout, moves, c.had_stored ? c.stored.bytes.size() : 0);
   };
   in_batches(*this, store, grid, pieces, starts, merge, [&](BatchChunk& c) { store.write(c.origin, c.encoded); });
