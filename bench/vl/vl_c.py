@@ -97,7 +97,7 @@ def main():
     md = head + [
         "One 1-D dataset, chunks of 65,536 elements, one `H5Dwrite` of `char *` strings or `hvl_t` sequences and "
         "one `H5Dread` back (checked against what was written) plus `H5Treclaim`, file creation (opening) and "
-        "closing included (`bench/vl/vl_c.c`). VarChunks: lengths deflate 6, data Blosc with byte shuffle, through "
+        "closing included (`bench/vl/vl_c.c`). VarChunks: lengths Blosc zstd 1, data Blosc, byte shuffle, through "
         "the connector; stock: HDF5's VL datasets, native VOL. Speed-up = stock VL without filter over the layout "
         f"(> 1: faster); wall time best of {args.reps} fresh processes" +
         (", instructions from one callgrind run on one thread collecting only in the measured call" if callgrind else

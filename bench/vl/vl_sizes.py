@@ -203,7 +203,7 @@ def main():
     head = results.preamble("Variable-length data through h5py", args.quick)
     md = head + [
         f"Chunks of {CHUNK:,} elements (Lifeboat's cases: one chunk, as its vl.c); write and read through h5py, "
-        f"best of {reps}; size ratio against h5sparse's VarChunks (lengths deflate 6, data Blosc zstd 5 byte "
+        f"best of {reps}; size ratio against h5sparse's VarChunks (lengths Blosc zstd 1, data Blosc zstd 5, byte "
         f"shuffle). Last two columns: file bytes after overwriting every value {OVERWRITES} times in one open "
         f"file, and after {OVERWRITES} rounds of reopening and overwriting.", "",
         results.md_table(["case", "layout", "file bytes", "size / h5sparse", "write s", "read s",
