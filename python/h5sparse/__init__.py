@@ -122,8 +122,9 @@ class Sparse(Mapping):
 
 class VarChunks(Sparse):
     """Keyword arguments for variable-length data that is not sparse (every element written):
-    strings or sequences compressed per chunk, lengths apart from bytes. Elements never
-    written read as NULL (h5py: b'' or an empty array)."""
+    strings or sequences compressed per chunk, lengths apart from bytes (by default lengths in
+    Blosc zstd 1, data in Blosc zstd 5, byte shuffle). Elements never written read as NULL
+    (h5py: b'' or an empty array)."""
 
     def __init__(self, lengths=None, data=None):
         # Lengths: Blosc zstd 1 is as small as deflate 6 on them and costs a fraction (deflate
