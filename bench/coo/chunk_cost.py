@@ -17,11 +17,11 @@ section only into the file --results-md names.
 import argparse
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import measured_phase  # noqa: E402
 import results  # noqa: E402
 
 REPS = 3
@@ -30,19 +30,7 @@ PAIRS = (("write", "coo-write", "direct-write", "`h5sparse_dwrite_coo`", "`H5Dwr
 
 
 def run(binary, mode, workdir, n, callgrind=False):
-    """Wall seconds of one fresh process, or its instructions under callgrind."""
-    cmd = [binary, mode, workdir, str(n)]
-    out = os.path.join(workdir, f"callgrind.{mode}.out")
-    if callgrind:
-        cmd = ["valgrind", "--tool=callgrind", "--collect-atstart=no", "--toggle-collect=measured_phase",
-               f"--callgrind-out-file={out}"] + cmd
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode != 0:
-        raise SystemExit(f"coo_chunk_cost {mode} failed:\n{p.stderr[-3000:]}")
-    if not callgrind:
-        return float(p.stdout.split()[1])
-    with open(out) as f:
-        return next(int(line.split()[1]) for line in f if line.startswith("totals:"))
+    return measured_phase.run([binary, mode, workdir, str(n)], workdir, callgrind)
 
 
 def measure(binary, workdir, n, reps, callgrind):

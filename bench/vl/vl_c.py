@@ -15,11 +15,11 @@ with zstd 1 and with LZ4 in its data section, to show what the default codec (zs
 import argparse
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import measured_phase  # noqa: E402
 import results  # noqa: E402
 
 REPS = 3
@@ -29,21 +29,7 @@ LAYOUTS = (("h5sparse VarChunks (zstd 5)", "varchunks"), ("h5sparse VarChunks, z
 
 
 def run(binary, layout, op, kind, n, workdir, callgrind=False):
-    """Wall seconds of one fresh process, or its instructions under callgrind."""
-    cmd = [binary, layout, op, kind, workdir, str(n)]
-    out = os.path.join(workdir, "callgrind.out")
-    env = dict(os.environ)
-    if callgrind:
-        cmd = ["valgrind", "--tool=callgrind", "--collect-atstart=no", "--toggle-collect=measured_phase",
-               f"--callgrind-out-file={out}"] + cmd
-        env["H5SPARSE_NTHREADS"] = "1"
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    if p.returncode != 0:
-        raise SystemExit(f"vl_c {layout} {op} {kind} failed:\n{p.stderr[-3000:]}")
-    if not callgrind:
-        return float(p.stdout.split()[1])
-    with open(out) as f:
-        return next(int(line.split()[1]) for line in f if line.startswith("totals:"))
+    return measured_phase.run([binary, layout, op, kind, workdir, str(n)], workdir, callgrind)
 
 
 def measure(binary, workdir, reps, callgrind):
