@@ -201,11 +201,18 @@ VarValues SparseEngine::read_var(ChunkStore& store, const ChunkRequest& request)
   VarValues out;
   const Bytes zero_fixed(type.fixed_size, 0);
   const std::vector<VarPayload> null_slots(type.slots(), VarPayload{nullptr, 0, true});
-  for (const auto& [c, e] : where) {
-    if (c == kUndefined)
+  // Runs of consecutive elements of one chunk (a whole read is one run per chunk) are copied
+  // at once.
+  for (std::size_t i = 0; i < where.size();) {
+    const auto [c, e] = where[i];
+    std::size_t run = 1;
+    if (c == kUndefined) {
       out.append(type, zero_fixed.data(), null_slots.data());
-    else
-      out.append_element(chunks[c].values, e, type);
+    } else {
+      while (i + run < where.size() && where[i + run].first == c && where[i + run].second == e + run) ++run;
+      out.append_elements(chunks[c].values, e, run, type);
+    }
+    i += run;
   }
   return out;
 }
