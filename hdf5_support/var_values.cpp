@@ -238,11 +238,15 @@ void put_payload(const MemberForm& m, const VarPayload& p, std::uint8_t* at, All
   std::memcpy(at, &seq, sizeof seq);
 }
 
-void to_memory(const MemoryForm& form, const VarValues& v, std::uint8_t* out, Allocations& memory, hid_t dxpl) {
+// Elements of `v` put at `out`: all of them in order, or (`numbers` not null) `count` of them,
+// element numbers[i] at place i.
+void to_memory(const MemoryForm& form, const VarValues& v, const std::uint64_t* numbers, std::size_t count,
+               std::uint8_t* out, Allocations& memory, hid_t dxpl) {
   const VarType type = form.type();
   Bytes scratch;
-  for (std::size_t e = 0, n = v.count(type); e < n; ++e) {
-    std::uint8_t* element = out + e * form.element_size;
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::size_t e = numbers ? std::size_t(numbers[i]) : i;
+    std::uint8_t* element = out + i * form.element_size;
     std::memset(element, 0, form.element_size);
     const std::uint8_t* fixed = v.fixed.data() + e * type.fixed_size;
     std::size_t slot = e * type.slots();
@@ -367,13 +371,10 @@ void VarMemoryValues::put(const VarValues& values, const std::uint64_t* numbers,
                           bool hand_over) {
   held_->payloads.reset();
   held_->payloads.emplace(dxpl_);
-  VarValues picked;
-  const VarType type = held_->form.type();
-  for (std::size_t i = 0; i < count; ++i) {
-    H5SPARSE_FAIL_IF(numbers[i] >= values.count(type), ErrorCode::invalid_argument, "a value number outside its batch");
-    picked.append_element(values, std::size_t(numbers[i]), type);
-  }
-  to_memory(held_->form, picked, static_cast<std::uint8_t*>(out), *held_->payloads, dxpl_);
+  const std::size_t held = values.count(held_->form.type());
+  for (std::size_t i = 0; i < count; ++i)
+    H5SPARSE_FAIL_IF(numbers[i] >= held, ErrorCode::invalid_argument, "a value number outside its batch");
+  to_memory(held_->form, values, numbers, count, static_cast<std::uint8_t*>(out), *held_->payloads, dxpl_);
   if (hand_over) held_->payloads->keep();
 }
 
@@ -383,7 +384,7 @@ void read_var_values(const SparseEngine& engine, ChunkStore& store, const FileSe
   const VarValues values = read_selection(engine, store, sel);
   Allocations memory(dxpl);
   MemoryDestination dest(mem_space, H5Tget_size(mem_type), std::uint64_t(sel.npoints), buf);
-  to_memory(form, values, dest.data(), memory, dxpl);
+  to_memory(form, values, nullptr, values.count(form.type()), dest.data(), memory, dxpl);
   dest.finish();
   memory.keep();
 }
