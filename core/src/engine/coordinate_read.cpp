@@ -277,13 +277,12 @@ class Scan {
     const std::vector<ChunkPart>& parts = group.parts;
     const std::uint64_t rows = grid_.chunk_dims()[0], width = grid_.chunk_dims()[1];
     const bool by_element = group.count < 4 * rows * parts.size();
-    const bool pow2 = (width & (width - 1)) == 0;  // a shift, not a division, in the common case
-    const unsigned shift = unsigned(__builtin_ctzll(width));
-    const auto row_of = [&](std::uint32_t offset) -> std::uint64_t { return pow2 ? offset >> shift : offset / width; };
+    const RowOfOffset row_of(width);
     std::vector<std::size_t> place(rows + 1, 0);  // then: the next place of each row
     if (by_element) {
+      std::size_t* const counts = place.data() + 1;
       for (const ChunkPart& part : parts)
-        for (const std::uint32_t offset : part.elements.offsets) ++place[row_of(offset) + 1];
+        for (const std::uint32_t offset : part.elements.offsets) ++counts[row_of(offset)];
     } else {
       for_each_line(parts, row_of, [&](const ChunkPart&, std::uint64_t row, std::size_t begin, std::size_t end) {
         place[row + 1] += end - begin;
@@ -292,15 +291,7 @@ class Scan {
     place[0] = group.start;
     for (std::size_t r = 1; r < place.size(); ++r) place[r] += place[r - 1];
     if (by_element) {
-      for (const ChunkPart& part : parts)
-        for (std::size_t i = 0; i < part.elements.offsets.size(); ++i) {
-          const std::uint32_t offset = part.elements.offsets[i];
-          const std::uint64_t row = row_of(offset);
-          const std::size_t at = place[row]++;
-          to.coords[2 * at] = part.origin[0] + row;
-          to.coords[2 * at + 1] = part.origin[1] + offset - row * width;
-          if (es_) detail::copy_element(&to.values[at * es_], &part.elements.values[i * es_], es_);
-        }
+      for (const ChunkPart& part : parts) place_elements(part, row_of, place.data(), to);
       return;
     }
     Coords at(rank_);
@@ -311,6 +302,53 @@ class Scan {
       write_line(&part.elements.offsets[begin], end - begin, at, part.origin[1] - row * width, &to.coords[first * 2]);
       if (es_) std::memcpy(&to.values[first * es_], &part.elements.values[begin * es_], (end - begin) * es_);
     });
+  }
+
+  // The row of an offset in a chunk `width` elements wide: a shift, not a division, in the
+  // common case of a power of two.
+  struct RowOfOffset {
+    explicit RowOfOffset(std::uint64_t w) : width(w), shift(unsigned(__builtin_ctzll(w))), pow2((w & (w - 1)) == 0) {}
+    std::uint64_t operator()(std::uint32_t offset) const { return pow2 ? offset >> shift : offset / width; }
+    std::uint64_t width;
+    unsigned shift;
+    bool pow2;
+  };
+
+  // The counting sort's second pass over one part of a matrix band: each element to the next
+  // place of its row. The value size is a template argument for the common sizes (0: no values).
+  void place_elements(const ChunkPart& part, const RowOfOffset& row_of, std::size_t* place,
+                      const CoordinateDestination& to) const {
+    switch (es_) {
+      case 0: return place_elements<0>(part, row_of, place, to);
+      case 4: return place_elements<4>(part, row_of, place, to);
+      case 8: return place_elements<8>(part, row_of, place, to);
+      default: return place_elements<kAnyValueSize>(part, row_of, place, to);
+    }
+  }
+
+  static constexpr std::size_t kAnyValueSize = SIZE_MAX;
+
+  // Everything the loop reads is held in locals: a store of a coordinate could otherwise alias
+  // them (they are 64-bit numbers too) and be reloaded at every element.
+  template <std::size_t kValueSize>
+  void place_elements(const ChunkPart& part, const RowOfOffset& row_of, std::size_t* place,
+                      const CoordinateDestination& to) const {
+    const std::size_t value_size = kValueSize == kAnyValueSize ? es_ : kValueSize;
+    const std::uint32_t* const offsets = part.elements.offsets.data();
+    const std::size_t count = part.elements.offsets.size();
+    const std::uint8_t* const from = part.elements.values.data();
+    std::uint64_t* const coords = to.coords;
+    std::uint8_t* const values = to.values;
+    const RowOfOffset rows = row_of;
+    const std::uint64_t row0 = part.origin[0], column0 = part.origin[1], width = row_of.width;
+    for (std::size_t i = 0; i < count; ++i) {
+      const std::uint32_t offset = offsets[i];
+      const std::uint64_t row = rows(offset);
+      const std::size_t at = place[row]++;
+      coords[2 * at] = row0 + row;
+      coords[2 * at + 1] = column0 + offset - row * width;
+      if (value_size) std::memcpy(&values[at * value_size], &from[i * value_size], value_size);
+    }
   }
 
   // Calls f(part, row, begin, end) for each line of each part of a matrix band, in order.
