@@ -205,6 +205,42 @@ def test_huge_extents_in_little_memory(tmp_path, side):
     assert peak - base < 64, f"peak RSS {peak} MiB, {base} MiB after imports"
 
 
+ONE_BATCH_WRITE = """
+import sys, h5py, numpy as np, h5sparse
+side, n = 32768, int(sys.argv[2])
+rng = np.random.default_rng(2)
+flat = np.unique(rng.integers(0, side * side, n))
+with h5py.File(sys.argv[1], "w") as f:
+    d = f.create_dataset("x", shape=(side, side), dtype="f8", chunks=(1024, 1024), **h5sparse.Sparse())
+    h5sparse.write_coo(d, np.stack([flat // side, flat % side], axis=1), flat.astype("f8"))
+"""
+
+ONE_BATCH_READ = """
+import resource, sys, h5py, numpy as np, h5sparse
+with h5py.File(sys.argv[1], "r") as f:
+    coords, values = h5sparse.read_coo(f["x"])
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024  # before the checks' temporaries
+assert np.array_equal(values, (coords[:, 0] * 32768 + coords[:, 1]).astype("f8"))
+assert np.all(np.diff(values) > 0)  # row-major
+print(peak, (coords.nbytes + values.nbytes) >> 20)
+"""
+
+
+def test_one_batch_reads_need_little_memory_beside_their_result(tmp_path):
+    """read_coo of 8 M float64 elements (chunks of 10^4-10^5 elements, 110 MB stored): one batch
+    of 192 MiB, and less than 64 MiB of memory beside it and the imports (chunks beyond what a
+    batch holds are read again when it is written, not held decoded)."""
+    path = str(tmp_path / "one_batch.h5")
+    subprocess.run([sys.executable, "-c", ONE_BATCH_WRITE, path, "8000000"], check=True)
+    baseline = subprocess.run([sys.executable, "-c", "import resource, h5py, numpy, h5sparse; "
+                               "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)"],
+                              check=True, capture_output=True, text=True)
+    run = subprocess.run([sys.executable, "-c", ONE_BATCH_READ, path], check=True, capture_output=True, text=True)
+    (peak, result), base = map(int, run.stdout.split()), int(baseline.stdout.split()[-1])
+    assert result > 180
+    assert peak - base - result < 64, f"peak RSS {peak} MiB: {base} MiB after imports, {result} MiB of result"
+
+
 def expect_refused(d, error, fragment, call, *args):
     before = h5sparse.read_coo(d)
     with pytest.raises(error) as e:

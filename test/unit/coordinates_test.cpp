@@ -318,6 +318,50 @@ TEST(Coordinates, ScansWriteIntoTheCallersRoom) {
   }
 }
 
+// A scan lets go of chunks beyond its held bytes and reads them again when it writes the
+// batch: the same elements, and one more read per chunk let go (none of chunks under 4 KiB).
+TEST(Coordinates, ScansReadChunksAgainBeyondTheirHeldBytes) {
+  const Coords dims{512, 512};
+  Written big(dims, {128, 128}, 60000, 23);   // chunks of about 15 KB
+  Written small(dims, {16, 16}, 60000, 23);   // chunks under 4 KB: always held
+  const std::vector<std::vector<Box>> regions{{whole(dims)}, {Box{{100, 30}, {300, 400}}, Box{{0, 0}, {512, 64}}}};
+  std::size_t chunks = 0;
+  for (Written* w : {&big, &small})
+    for (const std::vector<Box>& region : regions)
+      for (const std::size_t held : {std::size_t(16) << 20, std::size_t(20000), std::size_t(0)}) {
+        const std::size_t reads_before = w->store.sized_reads;
+        Scanned got;
+        CoordinateScan s;
+        s.region = region;
+        s.held_bytes = held;
+        w->engine.scan_coordinates(w->store, w->grid, s, [&](const CoordinateBatch& b) {
+          for (std::size_t i = 0; i < b.count; ++i) {
+            got.coords.emplace_back(b.coords + 2 * i, b.coords + 2 * i + 2);
+            Value v;
+            std::memcpy(&v, b.values + i * sizeof(Value), sizeof(Value));
+            got.values.push_back(v);
+          }
+          return true;
+        });
+        std::size_t k = 0;
+        for (const auto& [c, v] : w->model) {
+          if (!inside(c, region)) continue;
+          ASSERT_LT(k, got.coords.size());
+          ASSERT_EQ(got.coords[k], c) << "held " << held << ", element " << k;
+          ASSERT_EQ(got.values[k], v) << "held " << held << " at " << coords_text(c);
+          ++k;
+        }
+        ASSERT_EQ(k, got.coords.size());
+        const std::size_t reads = w->store.sized_reads - reads_before;
+        if (held == std::size_t(16) << 20)  // first: every chunk the region meets, read once
+          chunks = reads;
+        else if (w == &small)
+          EXPECT_EQ(reads, chunks) << "held " << held;
+        else
+          EXPECT_GE(reads, chunks + (held ? chunks / 2 : chunks - 4)) << "held " << held;
+      }
+}
+
 // An iteration (a scan per batch, each resuming at the previous batch's `next`) lists the
 // index once when the engine may keep memory between calls, once per batch when it must not
 // (a store others change); a change in between makes the next resumed scan list anew.

@@ -24,6 +24,7 @@ class MemoryChunkStore final : public h5sparse::ChunkStore {
     return true;
   }
   void read_sized(const h5sparse::Coords& origin, std::uint64_t size, h5sparse::StoredChunk& into) override {
+    ++sized_reads;
     if (!read(origin, into) || into.bytes.size() != size) throw std::logic_error("read_sized: wrong size");
   }
   void write(const h5sparse::Coords& origin, h5sparse::ByteView bytes) override {
@@ -62,7 +63,7 @@ class MemoryChunkStore final : public h5sparse::ChunkStore {
   std::map<h5sparse::Coords, h5sparse::Bytes> chunks;
   bool moves = false;                 // as an SWMR writer: a rewritten chunk must change size
   std::size_t writes_left = SIZE_MAX;  // writes before the store starts refusing them
-  std::size_t listings = 0, lookups = 0;  // calls of list() and stored_size()
+  std::size_t listings = 0, lookups = 0, sized_reads = 0;  // calls of list(), stored_size(), read_sized()
 };
 
 /// The engine tests' datasets: uint32 elements with fill value 7.

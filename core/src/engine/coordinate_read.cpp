@@ -1,11 +1,13 @@
 // Coordinate reads (SparseEngine::scan_coordinates): the stored chunks meeting the region,
 // listed from the chunk index (never the grid: a 2^31 x 2^31 dataset has 2^42 chunk places),
 // in row-major order of their origins and taken band by band (chunks sharing their range of
-// dimension 0). A band's chunks are read on the calling thread, decoded into their elements
-// and cut to the region on the workers, then merged into row-major order on the workers (a
-// counting sort on rows for a matrix band, else a min-heap of the chunks keyed by the position
-// of their next line, a run of elements along the last dimension), so the work is per element
-// and per line, never per empty line.
+// dimension 0). A band's chunks are read on the calling thread and their elements inside the
+// region counted on the workers; a batch holds its chunks within CoordinateScan::held_bytes
+// (beyond it they are read again when the batch is written), and once its size is known they
+// are decoded into their elements and cut to the region on the workers, then merged into
+// row-major order on the workers (a counting sort on rows for a matrix band, else a min-heap
+// of the chunks keyed by the position of their next line, a run of elements along the last
+// dimension), so the work is per element and per line, never per empty line.
 #include <algorithm>
 #include <cstring>
 #include <exception>
@@ -26,16 +28,24 @@ namespace {
 using detail::ListedChunk;
 using detail::LocalBox;
 
-// A listed chunk of a group: its stored bytes, then its elements inside the region (of a
-// variable-length dataset: their values are numbers of elements of `var`, its values).
+// A listed chunk of a group: its stored bytes until it is decoded into its elements inside
+// the region (of a variable-length dataset: their values are numbers of elements of `var`, its
+// values); neither while it waits to be read again.
 struct ChunkPart {
   Coords origin;
+  std::uint64_t size = 0;   // stored, as listed
+  std::uint64_t count = 0;  // its elements inside the region
+  bool decoded = false;
   StoredChunk stored;
   ChunkElements elements;
   VarValues var;
 };
 
-// Decoded chunks of a batch, merged together: a band, or a part of one cut at the budget.
+// Chunks smaller than this stay held beyond CoordinateScan::held_bytes: reading one again
+// would cost more than holding it (HDF5's cost per chunk).
+constexpr std::uint64_t kRereadBytes = 4096;
+
+// Chunks of a batch merged together: a band, or a part of one cut at the budget.
 struct Group {
   std::vector<ChunkPart> parts;
   std::size_t start;  // its first element's place in the batch
@@ -139,28 +149,90 @@ class Scan {
     return last;
   }
 
-  // Reads and decodes chunks [first, last), kept for the next batch (merged when its size is
-  // known, so that it is written once, where the caller wants it).
+  // Reads chunks [first, last) and counts their elements inside the region, kept for the next
+  // batch (merged when its size is known, so that it is written once, where the caller wants
+  // it). A chunk inside the region that states its count is decoded only then.
   void read_group(std::size_t first, std::size_t last) {
     std::vector<ChunkPart> parts(last - first);
-    std::uint64_t bytes = 0;
     for (std::size_t i = first; i < last; ++i) {
       parts[i - first].origin = grid_.chunk_origin(listed()[i].number);
-      store_.read_sized(parts[i - first].origin, listed()[i].size, parts[i - first].stored);
-      bytes += listed()[i].size;
+      parts[i - first].size = listed()[i].size;
     }
-    const int threads = chunk_threads_for(last - first, bytes);
-    const auto failed = parallel_for(parts.size(), threads, [&](std::size_t i, int) { decode(parts[i]); }, [] {},
-                                     nullptr);
-    if (failed) engine_.rethrow_naming_chunk(store_, *failed, parts[failed->index].origin);
+    std::vector<ChunkPart*> all(parts.size());
+    for (std::size_t i = 0; i < parts.size(); ++i) all[i] = &parts[i];
+    read_parts(all);
+    decode_parts(all, [&](ChunkPart& part) { count(part); });
     std::size_t count = 0;
     for (ChunkPart& part : parts) {
-      count += part.elements.offsets.size();
+      count += part.count;
       if (var_ && scan_.values) number_var_values(part);
+      hold_or_drop(part);
     }
     if (count == 0) return;
     pending_.push_back(Group{std::move(parts), pending_count_, count});
     pending_count_ += count;
+  }
+
+  // Reads the stored bytes of the parts that are neither held nor decoded (on this thread:
+  // the store is HDF5's).
+  void read_parts(const std::vector<ChunkPart*>& parts) {
+    for (ChunkPart* part : parts)
+      if (!part->decoded && part->stored.bytes.empty()) store_.read_sized(part->origin, part->size, part->stored);
+  }
+
+  // Runs `f` on every part not decoded yet, on the workers; a failure names its chunk.
+  template <typename F>
+  void decode_parts(const std::vector<ChunkPart*>& parts, F&& f) const {
+    std::vector<ChunkPart*> todo;
+    std::uint64_t bytes = 0;
+    for (ChunkPart* part : parts)
+      if (!part->decoded) {
+        todo.push_back(part);
+        bytes += part->size;
+      }
+    const auto failed = parallel_for(todo.size(), chunk_threads_for(todo.size(), bytes),
+                                     [&](std::size_t i, int) { f(*todo[i]); });
+    if (failed) engine_.rethrow_naming_chunk(store_, *failed, todo[failed->index]->origin);
+  }
+
+  // A part's count of elements inside the region: stated by a chunk the region holds whole
+  // (a dense one holds them all), else from decoding it.
+  void count(ChunkPart& part) const {
+    if (!var_ && covered(part.origin)) {
+      const StoredChunk& stored = part.stored;
+      const std::optional<std::uint64_t> stated =
+          stored.filter_mask & 1 ? std::optional<std::uint64_t>(layout_.element_count())
+                                 : stated_element_count(stored.bytes.data(), stored.bytes.size(), layout_);
+      if (stated) {
+        part.count = *stated;
+        return;
+      }
+    }
+    decode(part);
+    part.count = part.elements.offsets.size();
+  }
+
+  // Decodes a part whose count is known (a chunk stating a count that its selection does not
+  // hold is corrupt).
+  void decode_counted(ChunkPart& part) const {
+    decode(part);
+    H5SPARSE_FAIL_IF(part.elements.offsets.size() != part.count, ErrorCode::corrupt_data,
+                     "the chunk holds " + std::to_string(part.elements.offsets.size()) + " elements, not the " +
+                         std::to_string(part.count) + " its selection states");
+  }
+
+  // Keeps a part for its batch within the held bytes, else drops what it holds (read again
+  // then). A variable-length dataset's parts stay: the batch holds their values anyway.
+  void hold_or_drop(ChunkPart& part) {
+    const std::uint64_t bytes =
+        part.decoded ? part.elements.offsets.size() * (4 + value_size_) : part.stored.bytes.size();
+    if (var_ || bytes < kRereadBytes || held_ + bytes <= scan_.held_bytes) {
+      held_ += bytes;
+      return;
+    }
+    part.stored.bytes = RawBytes();
+    part.elements = ChunkElements();
+    part.decoded = false;
   }
 
   void decode(ChunkPart& part) const {
@@ -170,12 +242,18 @@ class Scan {
       part.elements = decode_stored_elements(part.stored.bytes.data(), part.stored.bytes.size(),
                                              part.stored.filter_mask, layout_);
     part.stored.bytes = RawBytes();
-    const Coords& origin = part.origin;
-    const std::vector<LocalBox> boxes = detail::local_boxes(scan_.region, origin, grid_.chunk_dims());
-    bool whole = false;
-    for (const LocalBox& b : boxes) whole = whole || covers_chunk(b, origin);
-    if (!whole) detail::keep_elements(part.elements, boxes, grid_.chunk_dims(), value_size_, true);
+    part.decoded = true;
+    if (!covered(part.origin))
+      detail::keep_elements(part.elements, detail::local_boxes(scan_.region, part.origin, grid_.chunk_dims()),
+                            grid_.chunk_dims(), value_size_, true);
     if (!scan_.values) part.elements.values = Bytes();
+  }
+
+  // True when a box of the region holds the whole chunk at `origin`.
+  bool covered(const Coords& origin) const {
+    for (const LocalBox& b : detail::local_boxes(scan_.region, origin, grid_.chunk_dims()))
+      if (covers_chunk(b, origin)) return true;
+    return false;
   }
 
   // A variable-length chunk's elements, each value its number in the chunk's values, which
@@ -406,18 +484,46 @@ class Scan {
     return to;
   }
 
+  // The end of a window of pending groups from `first` whose stored bytes stay within the held
+  // bytes (at least one group): decoded and merged together, then let go.
+  std::size_t window_end(std::size_t first) const {
+    std::uint64_t bytes = 0;
+    std::size_t last = first;
+    do {
+      for (const ChunkPart& part : pending_[last].parts) bytes += part.size;
+      ++last;
+    } while (last < pending_.size() && bytes <= scan_.held_bytes);
+    return last;
+  }
+
+  // Writes pending groups [first, last) into the batch: the parts dropped are read again, all
+  // decoded, then each group merged to the places its count gives, on the workers.
+  void write_groups(std::size_t first, std::size_t last, const CoordinateDestination& to) {
+    std::vector<ChunkPart*> parts;
+    for (std::size_t g = first; g < last; ++g)
+      for (ChunkPart& part : pending_[g].parts) parts.push_back(&part);
+    read_parts(parts);
+    decode_parts(parts, [&](ChunkPart& part) { decode_counted(part); });
+    const std::uint64_t count = pending_[last - 1].start + pending_[last - 1].count - pending_[first].start;
+    const auto failed = parallel_for(last - first, chunk_threads_for(last - first, count * (8 * rank_ + es_)),
+                                     [&](std::size_t g, int) { merge(pending_[first + g], to); });
+    if (failed) std::rethrow_exception(failed->error);
+    for (std::size_t g = first; g < last; ++g) pending_[g].parts = std::vector<ChunkPart>();
+  }
+
   // Merges the decoded groups into a batch and hands it over; `next`: the listed chunk after it.
   bool emit(std::size_t next) {
     CoordinateBatch batch;
     batch.count = pending_count_;
     const CoordinateDestination to = room(batch.count);
-    // Groups go to places known from their counts: merged on the workers, as they were decoded.
-    const int threads = chunk_threads_for(pending_.size(), batch.count * (8 * rank_ + es_));
-    const auto failed = parallel_for(pending_.size(), threads,
-                                     [&](std::size_t g, int) { merge(pending_[g], to); });
-    if (failed) std::rethrow_exception(failed->error);
+    for (std::size_t g = 0; g < pending_.size();) {
+      const std::size_t end = window_end(g);
+      write_groups(g, end, to);
+      g = end;
+    }
     pending_.clear();
     pending_count_ = 0;
+    held_ = 0;
     batch.coords = to.coords;
     batch.values = es_ ? to.values : nullptr;
     batch.var_values = var_ && es_ ? &pending_var_ : nullptr;
@@ -446,8 +552,9 @@ class Scan {
   bool stopped_ = false;   // the sink stopped the scan before its last chunk
   std::uint64_t band_chunks_ = 1;  // chunks sharing a range of dimension 0: a band's numbers
   Coords next_origin_;
-  std::vector<Group> pending_;     // decoded groups of the next batch, in order
+  std::vector<Group> pending_;     // groups of the next batch, in order
   std::size_t pending_count_ = 0;  // their elements
+  std::uint64_t held_ = 0;         // bytes their parts hold
   VarValues pending_var_;          // a variable-length dataset's values of the next batch
   Scratch<std::uint64_t> coords_;  // a batch's memory when the caller gives none
   Scratch<std::uint8_t> values_;

@@ -37,6 +37,10 @@ struct CoordinateScan {
   std::vector<Box> region;
   bool values = true;
   std::size_t max_bytes = std::size_t(64) << 20;
+  /// What a batch holds of its chunks before the caller's memory for it is known: beyond it,
+  /// chunks of 4 KiB and more are let go and read again when the batch is written, so that a
+  /// read of everything in one batch needs little memory beside its result.
+  std::size_t held_bytes = std::size_t(16) << 20;
   /// Where a scan resumes: chunks whose origin comes before it in row-major order are skipped
   /// (empty: from the first chunk). A batch's `next` is the value that resumes after it.
   Coords from;
