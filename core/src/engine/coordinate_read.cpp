@@ -35,6 +35,7 @@ struct ChunkPart {
   Coords origin;
   std::uint64_t size = 0;   // stored, as listed
   std::uint64_t count = 0;  // its elements inside the region
+  bool whole = false;       // the region holds the whole chunk
   bool decoded = false;
   StoredChunk stored;
   ChunkElements elements;
@@ -196,9 +197,11 @@ class Scan {
   }
 
   // A part's count of elements inside the region: stated by a chunk the region holds whole
-  // (a dense one holds them all), else from decoding it.
+  // (a dense one holds them all), else from decoding it. A chunk too small to be read again
+  // is decoded now: its header would be read twice.
   void count(ChunkPart& part) const {
-    if (!var_ && covered(part.origin)) {
+    part.whole = covered(part.origin);
+    if (!var_ && part.whole && part.stored.bytes.size() >= kRereadBytes) {
       const StoredChunk& stored = part.stored;
       const std::optional<std::uint64_t> stated =
           stored.filter_mask & 1 ? std::optional<std::uint64_t>(layout_.element_count())
@@ -243,7 +246,7 @@ class Scan {
                                              part.stored.filter_mask, layout_);
     part.stored.bytes = RawBytes();
     part.decoded = true;
-    if (!covered(part.origin))
+    if (!part.whole)
       detail::keep_elements(part.elements, detail::local_boxes(scan_.region, part.origin, grid_.chunk_dims()),
                             grid_.chunk_dims(), value_size_, true);
     if (!scan_.values) part.elements.values = Bytes();
