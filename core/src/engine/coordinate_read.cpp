@@ -13,6 +13,7 @@
 #include <exception>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <queue>
 #include <string>
 
@@ -152,7 +153,7 @@ class Scan {
 
   // Reads chunks [first, last) and counts their elements inside the region, kept for the next
   // batch (merged when its size is known, so that it is written once, where the caller wants
-  // it). A chunk inside the region that states its count is decoded only then.
+  // it). A chunk the region holds whole, whose header states its count, is decoded only then.
   void read_group(std::size_t first, std::size_t last) {
     std::vector<ChunkPart> parts(last - first);
     for (std::size_t i = first; i < last; ++i) {
