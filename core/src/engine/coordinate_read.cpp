@@ -253,10 +253,20 @@ class Scan {
     if (!scan_.values) part.elements.values = Bytes();
   }
 
-  // True when a box of the region holds the whole chunk at `origin`.
+  // True when a box of the region holds every element of the chunk at `origin`, which lies
+  // inside the extent (an edge chunk is always cut: writers without the connector may have
+  // defined elements past the extent, which are not the dataset's). No allocation: a read of
+  // one-element chunks asks once per element.
   bool covered(const Coords& origin) const {
-    for (const LocalBox& b : detail::local_boxes(scan_.region, origin, grid_.chunk_dims()))
-      if (covers_chunk(b, origin)) return true;
+    const Coords& chunk = grid_.chunk_dims();
+    for (std::size_t d = 0; d < rank_; ++d)
+      if (origin[d] + chunk[d] > grid_.dataset_dims()[d]) return false;
+    for (const Box& b : scan_.region) {
+      bool holds = true;
+      for (std::size_t d = 0; d < rank_ && holds; ++d)
+        holds = b.start[d] <= origin[d] && origin[d] + chunk[d] <= b.start[d] + b.count[d];
+      if (holds) return true;
+    }
     return false;
   }
 
@@ -282,17 +292,6 @@ class Scan {
     }
     pending_var_.append_values(part.var);
     part.var = VarValues();
-  }
-
-  // True when the box holds every element of the chunk, which lies inside the extent (an edge
-  // chunk is always cut: writers without the connector may have defined elements past the
-  // extent, which are not the dataset's).
-  bool covers_chunk(const LocalBox& b, const Coords& origin) const {
-    for (std::size_t d = 0; d < rank_; ++d) {
-      if (origin[d] + grid_.chunk_dims()[d] > grid_.dataset_dims()[d]) return false;
-      if (b.lo[d] != 0 || b.hi[d] < grid_.chunk_dims()[d]) return false;
-    }
-    return true;
   }
 
   // The position in the band of line `line` of a chunk at `origin`: its first element's
