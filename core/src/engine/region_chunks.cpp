@@ -162,7 +162,8 @@ std::vector<ListedChunk> stored_chunks_in(ChunkStore& store, const ChunkGrid& gr
   if (!whole) found = probe_places(store, grid, region);
   const auto by_number = [](const ListedChunk& a, const ListedChunk& b) { return a.number < b.number; };
   const auto same_number = [](const ListedChunk& a, const ListedChunk& b) { return a.number == b.number; };
-  std::sort(found.begin(), found.end(), by_number);
+  // A B-tree index lists in row-major order already: the check costs a pass, a sort n log n.
+  if (!std::is_sorted(found.begin(), found.end(), by_number)) std::sort(found.begin(), found.end(), by_number);
   found.erase(std::unique(found.begin(), found.end(), same_number), found.end());
   return found;
 }
