@@ -40,7 +40,9 @@ struct ChunkPart {
   bool decoded = false;
   StoredChunk stored;
   ChunkElements elements;
-  VarValues var;
+  // Until the batch takes them. Held apart: a read of millions of one-element chunks keeps a
+  // part for each, and a VarValues is four vectors.
+  std::unique_ptr<VarValues> var;
 };
 
 // Chunks smaller than this stay held beyond CoordinateScan::held_bytes: reading one again
@@ -278,7 +280,7 @@ class Scan {
     part.elements.offsets = std::move(chunk.offsets);
     part.elements.values.resize(part.elements.offsets.size() * 8);
     for (std::uint64_t i = 0; i < part.elements.offsets.size(); ++i) std::memcpy(&part.elements.values[i * 8], &i, 8);
-    part.var = std::move(chunk.values);
+    part.var = std::make_unique<VarValues>(std::move(chunk.values));
   }
 
   // Makes a part's value numbers count in the batch's values, and moves its values there.
@@ -290,8 +292,8 @@ class Scan {
       number += first;
       std::memcpy(&part.elements.values[i * 8], &number, 8);
     }
-    pending_var_.append_values(part.var);
-    part.var = VarValues();
+    pending_var_.append_values(*part.var);
+    part.var.reset();
   }
 
   // The position in the band of line `line` of a chunk at `origin`: its first element's
