@@ -218,8 +218,9 @@ class Scan {
     part.count = part.elements.offsets.size();
   }
 
-  // Decodes a part whose count is known (a chunk stating a count that its selection does not
-  // hold is corrupt).
+  // Decodes a part whose count is known. The batch's memory was sized by that count, so a chunk
+  // whose selection holds another count is refused as corrupt before the merge could write
+  // past its places.
   void decode_counted(ChunkPart& part) const {
     decode(part);
     H5SPARSE_FAIL_IF(part.elements.offsets.size() != part.count, ErrorCode::corrupt_data,
