@@ -293,6 +293,7 @@ SparseParams var_params(hid_t dcpl, hid_t type, const std::vector<unsigned>& val
   params.slot_kinds.clear();
   for (const MemberForm& m : form.members)
     if (m.kind) params.slot_kinds.push_back(*m.kind);
+  choose_var_data_pipeline(params);
   params.true_type = encoded(type);
   params.fill.clear();
   params.layout.element_size = kVarCarrierSize;

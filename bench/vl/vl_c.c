@@ -4,9 +4,9 @@
  *
  *   scripts/dev run build/bin/vl_c LAYOUT OP CASE DIR [N]
  *
- * LAYOUT: varchunks (lengths and data Blosc zstd 1, byte shuffle, as Python's
- * h5sparse.VarChunks()), varchunks-zstd5 and varchunks-lz4 (the data in zstd 5 or LZ4), stock,
- * gzip. OP: write (creates DIR/LAYOUT-CASE.h5 with one 1-D
+ * LAYOUT: varchunks (as Python's h5sparse.VarChunks(): lengths Blosc zstd 1, byte shuffle;
+ * data the same for strings, zstd 3 for sequences), varchunks-zstd1, varchunks-zstd5 and
+ * varchunks-lz4 (the data in zstd 1, zstd 5 or LZ4), stock, gzip. OP: write (creates DIR/LAYOUT-CASE.h5 with one 1-D
  * dataset of N elements, chunks of 65,536, one H5Dwrite) or read (one H5Dread of it, then
  * H5Treclaim). CASE: words (English-like, 3-10 letters) or sequences (int32, lengths 0-100,
  * smooth: k consecutive numbers). The data is made before the measured part; the operation,
@@ -71,7 +71,8 @@ static hid_t creation_plist(const struct job *j) {
   if (strncmp(j->layout, "varchunks", 9) == 0) {
     /* Blosc cd_values (0, 0, 0, 0, level, shuffle, compressor): zstd is 5, LZ4 1 */
     const unsigned lengths[7] = {0, 0, 0, 0, 1, 1, 5};
-    unsigned data[7] = {0, 0, 0, 0, 1, 1, 5};
+    unsigned data[7] = {0, 0, 0, 0, j->strings ? 1 : 3, 1, 5};
+    if (strcmp(j->layout, "varchunks-zstd1") == 0) data[4] = 1;
     if (strcmp(j->layout, "varchunks-zstd5") == 0) data[4] = 5;
     if (strcmp(j->layout, "varchunks-lz4") == 0) data[6] = 1;
     h5sparse_pset_sparse_chunk(dcpl, 1, chunk);

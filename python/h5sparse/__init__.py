@@ -122,16 +122,22 @@ class Sparse(Mapping):
 
 class VarChunks(Sparse):
     """Keyword arguments for variable-length data that is not sparse (every element written):
-    strings or sequences compressed per chunk, lengths apart from bytes (by default both in
-    Blosc zstd 1, byte shuffle). Elements never written read as NULL (h5py: b'' or an empty
-    array). Numeric sequences whose values follow each other closely compress about 2x smaller
-    with data=Blosc("zstd", 5, "byte"), at several times the cost of a write."""
+    strings or sequences compressed per chunk, lengths apart from bytes. By default the
+    lengths go through Blosc zstd 1 with byte shuffle, and the connector picks the data's
+    pipeline from the datatype when it creates the dataset: the same for strings, zstd 3 for
+    sequences (numeric values compress up to 1.9x smaller there). Elements never written read
+    as NULL (h5py: b'' or an empty array)."""
+
+    _DATA_BY_TYPE = 2  # request option bit: section 3's pipeline chosen by the datatype
 
     def __init__(self, lengths=None, data=None):
-        # Blosc zstd 1 for both (docs/DESIGN.md): on text it is as small as zstd 5 or smaller
-        # and writes 2-5x faster; deflate 6 on the lengths was 40% of a write's instructions.
+        # docs/DESIGN.md: on text zstd 1 is as small as higher levels and writes 2-5x faster;
+        # deflate 6 on the lengths was 40% of a write's instructions.
         super().__init__(lengths=lengths if lengths is not None else Blosc("zstd", 1, "byte"),
-                         data=data if data is not None else Blosc("zstd", 1, "byte"))
+                         data=data if data is not None else [])
+        if data is None:
+            opts = self._kwargs["compression_opts"]
+            self._kwargs["compression_opts"] = (opts[0] | self._DATA_BY_TYPE,) + opts[1:]
 
 
 # --- client library (get_defined, erase) -------------------------------------------------

@@ -208,6 +208,37 @@ def test_dense_variant_stores_every_written_element_and_compresses(tmp_path):
         assert f["w"].id.get_storage_size() * 4 < f["stock"].id.get_storage_size()
 
 
+def data_pipeline(dset):
+    """Section 3's pipeline as stored: [(filter id, flags, cd_values)]."""
+    from h5sparse._libhdf5 import filter_values
+    from h5sparse.vl_chunks import _parse_params
+    cd = filter_values(dset.id.get_create_plist(), h5sparse.FILTER_ID)
+    return [(fid, flags, list(cd)) for fid, flags, cd in _parse_params(cd, dset.name).pipelines[3]]
+
+
+def test_dense_variant_picks_the_data_codec_by_datatype(tmp_path):
+    """VarChunks() leaves section 3 to the connector: Blosc zstd level 1 for strings, 3 when a
+    member is a sequence; a data pipeline given stays as given."""
+    blosc = lambda level: [(32001, 1, [0, 0, 0, 0, level, 1, 5])]  # noqa: E731
+    compound = np.dtype([("id", np.int32), ("name", h5py.string_dtype()), ("v", h5py.vlen_dtype(np.int16))])
+    cases = {"s": (h5py.string_dtype(), {}, blosc(1)), "b": (h5py.string_dtype("ascii"), {}, blosc(1)),
+             "i": (h5py.vlen_dtype(np.int32), {}, blosc(3)), "u8": (h5py.vlen_dtype(np.uint8), {}, blosc(3)),
+             "c": (compound, {}, blosc(3)),
+             "given": (h5py.vlen_dtype(np.int32), {"data": h5sparse.LZF()}, [(32000, 1, [])])}
+    path = tmp_path / "by_type.h5"
+    with h5py.File(path, "w") as f:
+        for name, (dtype, kw, _) in cases.items():
+            f.create_dataset(name, shape=(10,), chunks=(4,), dtype=dtype, **h5sparse.VarChunks(**kw))
+        f["i"][3] = np.arange(50, dtype=np.int32)
+    with h5py.File(path, "r") as f:
+        for name, (_, _, expected) in cases.items():
+            assert data_pipeline(f[name]) == expected, name
+        assert f["i"][3].tolist() == list(range(50))
+    with pytest.raises(ValueError, match="variable-length"):  # no section 3 in a fixed-size dataset
+        with h5py.File(tmp_path / "fixed.h5", "w") as f:
+            f.create_dataset("x", shape=(10,), chunks=(4,), dtype="f4", **h5sparse.VarChunks())
+
+
 def write_corpus(path):
     """A string and a sequence dataset; returns their values as h5py reads them."""
     rng = np.random.default_rng(3)

@@ -354,3 +354,48 @@ TEST(VarParams, BadParametersAreRefused) {
     EXPECT_EQ(e.code(), ErrorCode::unsupported);
   }
 }
+
+TEST(VarParams, DataPipelineChosenByTheDatatypeWhenTheRequestSaysSo) {
+  SparseParams request;
+  request.options = kOptionFillIsUndefined | kOptionVarDataByType;
+  const SparseParams parsed = parse_request(to_request(request));
+  EXPECT_EQ(parsed.options, request.options);
+  EXPECT_TRUE(parsed.layout.data_pipeline.empty());
+  // Strings: Blosc zstd level 1; any sequence slot: level 3 (cd_values[4]); byte shuffle.
+  const std::map<std::vector<SlotKind>, unsigned> level_of{
+      {{SlotKind::ascii}, 1}, {{SlotKind::utf8, SlotKind::ascii}, 1}, {{SlotKind::sequence}, 3},
+      {{SlotKind::utf8, SlotKind::sequence}, 3}};
+  for (const auto& [kinds, level] : level_of) {
+    SparseParams p = var_params();
+    p.options = parsed.options;
+    p.slot_kinds = kinds;
+    p.layout.var.slot_base_sizes.assign(kinds.size(), 1);
+    choose_var_data_pipeline(p);
+    EXPECT_EQ(p.options, unsigned(kOptionFillIsUndefined)) << "the bit is not stored";
+    ASSERT_EQ(p.layout.data_pipeline.size(), 1u);
+    EXPECT_EQ(p.layout.data_pipeline[0].id, kFilterBlosc);
+    EXPECT_EQ(p.layout.data_pipeline[0].cd_values, (std::vector<unsigned>{0, 0, 0, 0, level, 1, 5}));
+    const std::vector<unsigned> complete = to_cd_values(p);
+    EXPECT_EQ(from_cd_values(complete.data(), complete.size()).layout.data_pipeline, p.layout.data_pipeline);
+  }
+  // Without the bit, the request's own pipeline (here none) stays.
+  SparseParams given = var_params();
+  choose_var_data_pipeline(given);
+  EXPECT_EQ(given.layout.data_pipeline, var_params().layout.data_pipeline);
+}
+
+TEST(VarParams, DataByTypeIsRefusedWhereItCannotApply) {
+  SparseParams both;
+  both.options = kOptionVarDataByType;
+  both.layout.data_pipeline = {SectionFilter{kFilterLzf, 0, {}}};
+  EXPECT_THROW(parse_request(to_request(both)), Error);  // a pipeline and the bit
+  SparseParams unresolved = var_params();
+  unresolved.options |= kOptionVarDataByType;
+  EXPECT_THROW(to_cd_values(unresolved), Error);  // never stored
+  SparseParams fixed;
+  fixed.options = kOptionVarDataByType;
+  fixed.layout.dims = {4};
+  fixed.layout.element_size = 4;
+  EXPECT_THROW(to_cd_values(fixed), Error);  // a fixed-size datatype has no section 3
+  EXPECT_THROW(parse_request({4}), Error);   // an unknown bit
+}

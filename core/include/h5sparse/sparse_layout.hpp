@@ -34,8 +34,12 @@ enum SparseOption : unsigned {
   /// Elements equal to the fill value are not defined by a write (so `dset[...] = dense_array`
   /// from unmodified code stores only the other elements).
   kOptionFillIsUndefined = 0x1,
+  /// Request form only: section 3's pipeline is chosen from the datatype when a
+  /// variable-length dataset is created (choose_var_data_pipeline); never stored.
+  kOptionVarDataByType = 0x2,
 };
-constexpr unsigned kKnownOptions = kOptionFillIsUndefined;
+constexpr unsigned kKnownOptions = kOptionFillIsUndefined;  ///< those a complete form may hold
+constexpr unsigned kKnownRequestOptions = kOptionFillIsUndefined | kOptionVarDataByType;
 
 struct SparseParams {
   unsigned options = 0;
@@ -67,6 +71,15 @@ SparseParams from_cd_values(const unsigned* cd_values, std::size_t count);
 
 /// True when the cd_values are a complete form (start with kSparseParamsMagic or kVarParamsMagic).
 bool is_complete_form(const unsigned* cd_values, std::size_t count);
+
+/// Section 3's pipeline for these slots when a request leaves it to the datatype: Blosc zstd,
+/// byte shuffle, level 1 when every slot is a string, else 3 (docs/DESIGN.md, "Variable-length
+/// data").
+SectionPipeline var_data_pipeline(const std::vector<SlotKind>& slot_kinds);
+
+/// Applies kOptionVarDataByType to a variable-length request whose slot kinds are known: sets
+/// section 3's pipeline and clears the bit.
+void choose_var_data_pipeline(SparseParams& params);
 
 /// The request form of a parameter set (options and pipelines only: four for a
 /// variable-length layout or when sections 2-3 have pipelines).
