@@ -125,7 +125,7 @@ class VarChunks(Sparse):
     strings or sequences compressed per chunk, lengths apart from bytes. By default the
     lengths go through Blosc zstd 1 with byte shuffle, and the connector picks the data's
     pipeline from the datatype when it creates the dataset: the same for strings, zstd 3 for
-    sequences (numeric values compress up to 1.9x smaller there). Elements never written read
+    sequences (numeric values compress up to 1.7x smaller there). Elements never written read
     as NULL (h5py: b'' or an empty array)."""
 
     _DATA_BY_TYPE = 2  # request option bit: section 3's pipeline chosen by the datatype
