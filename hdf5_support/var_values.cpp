@@ -169,9 +169,29 @@ VarPayload payload_of(const MemberForm& m, const std::uint8_t* at, Bytes& scratc
   return VarPayload{converted(m, true, data, seq.len, scratch, dxpl), seq.len * m.file_base_size, seq.p == nullptr};
 }
 
+// The bytes of the sequences of `n` memory elements, so that their values are allocated once:
+// grown by doubling they touched about twice their size in fresh pages, a page fault each
+// (int32 sequences from C: 27,000 -> 22,000 faults for 20 MB). Strings are left out: a second
+// strlen of each cost more instructions (6% of a write of 1 M words) than the faults it saved.
+std::size_t sequence_bytes(const MemoryForm& form, const std::uint8_t* packed, std::size_t n) {
+  std::size_t total = 0;
+  for (const MemberForm& m : form.members)
+    if (m.sequence())
+      for (std::size_t e = 0; e < n; ++e) {
+        hvl_t seq;
+        std::memcpy(&seq, packed + e * form.element_size + m.offset, sizeof seq);
+        total += seq.len * m.file_base_size;
+      }
+  return total;
+}
+
 VarValues from_memory(const MemoryForm& form, const std::uint8_t* packed, std::size_t n, hid_t dxpl) {
   const VarType type = form.type();
   VarValues v;
+  v.fixed.reserve(n * type.fixed_size);
+  v.ends.reserve(n * type.slots());
+  v.null.reserve(n * type.slots());
+  v.data.reserve(sequence_bytes(form, packed, n));
   Bytes fixed;
   std::vector<VarPayload> slots;
   std::vector<Bytes> scratch(type.slots());
