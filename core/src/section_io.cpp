@@ -3,7 +3,6 @@
 #include "section_io.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <string>
 
 #include "h5sparse/checksum.hpp"
@@ -141,24 +140,6 @@ std::size_t write_compact_header(std::uint8_t version, const SectionInfo* infos,
   out[1] = std::uint8_t(flags);
   put_u32(p, std::uint32_t(xxh3_64(out, std::size_t(p - out))));
   return std::size_t(p - out);
-}
-
-Bytes padded_to(ByteView chunk, std::size_t size, const SectionKind* kinds, std::size_t n) {
-  H5SPARSE_FAIL_IF(n > kMaxSections, ErrorCode::invalid_argument, "a chunk of more than four sections");
-  SectionInfo infos[kMaxSections];
-  const CompactHeader old = read_compact_header(chunk.data, chunk.size, infos, kinds, n);
-  const std::size_t sections = chunk.size - old.size - old.padding;
-  std::uint8_t head[compact_header_bound(kMaxSections)];
-  const std::size_t bare = write_compact_header(chunk.data[0], infos, kinds, n, 0, head) + sections;
-  std::size_t padding = 0;  // size = bare + varint_size(padding) + padding, or bare without padding
-  for (std::size_t v = 1; size != bare && v <= 5 && padding == 0; ++v)
-    if (size > bare + v && varint_size(size - bare - v) == v) padding = size - bare - v;
-  if (size != bare && (padding == 0 || padding > 0xFFFFFFFFu)) return {};
-  const std::size_t head_size = write_compact_header(chunk.data[0], infos, kinds, n, std::uint32_t(padding), head);
-  Bytes out(size, 0);
-  std::memcpy(out.data(), head, head_size);
-  std::memcpy(out.data() + head_size, chunk.data + old.size, sections);
-  return out;
 }
 
 CompactHeader read_compact_header(const std::uint8_t* data, std::size_t size, SectionInfo* infos,

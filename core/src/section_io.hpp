@@ -52,13 +52,6 @@ void prepare_section(std::size_t index, const std::uint8_t* data, std::size_t si
 std::size_t write_compact_header(std::uint8_t version, const SectionInfo* infos, const SectionKind* kinds,
                                  std::size_t n, std::uint32_t padding, std::uint8_t* out);
 
-/// `chunk` (a compact header over `n` sections) with its zero padding changed so that it takes
-/// exactly `size` bytes, the header recording the padding under its checksum; empty when no
-/// padding gives that size (the padding's varint adds 1-5 bytes to the header: one byte above
-/// the unpadded chunk, and one wherever the varint grows a byte, as 129 above, cannot be had).
-/// Error(corrupt_data) for a bad chunk.
-Bytes padded_to(ByteView chunk, std::size_t size, const SectionKind* kinds, std::size_t n);
-
 /// Reads a compact header of `n` sections (its version byte is the caller's business) into
 /// `infos`; checks bounds, flags, the header checksum, masks against the pipelines, and that
 /// header, sections and zero padding make up exactly `size` bytes. Error(corrupt_data).

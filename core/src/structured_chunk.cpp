@@ -180,12 +180,6 @@ Bytes serialize_chunk(const ChunkHeader& header, const std::array<const std::uin
   return out;
 }
 
-Bytes chunk_padded_to(ByteView chunk, std::size_t size, const ChunkLayout& layout) {
-  refuse_var_layout(layout);
-  if (chunk.size < 1 || chunk.data[0] != ChunkHeader::kVersion) return {};
-  return detail::padded_to(chunk, size, kinds_of(layout).data(), 2);
-}
-
 void avoid_chunk_size(Bytes& chunk, std::size_t size, const ChunkLayout& layout) {
   if (chunk.size() != size) return;
   ChunkHeader header = read_chunk_header(chunk.data(), chunk.size(), layout);

@@ -312,12 +312,6 @@ Bytes encode_var_chunk(const ChunkVarElements& chunk, const ChunkLayout& layout,
   return assemble(sections, layout, padding);
 }
 
-Bytes var_chunk_padded_to(ByteView chunk, std::size_t size, const ChunkLayout& layout) {
-  require_var_layout(layout);
-  check_version(chunk.data, chunk.size);
-  return detail::padded_to(chunk, size, kinds_of(layout).data(), kSections);
-}
-
 VarChunkHeader read_var_chunk_header(const std::uint8_t* data, std::size_t size, const ChunkLayout& layout) {
   require_var_layout(layout);
   check_version(data, size);

@@ -129,46 +129,6 @@ TEST(SparseEngine, AnSwmrStoreNeverGetsAChunkRewrittenInPlace) {
   EXPECT_EQ(got, std::vector<Value>(64, 4));
 }
 
-TEST(SparseEngine, RewriteSizeKeepsAPlaceForAboutTheSameContent) {
-  EXPECT_EQ(rewrite_size(100, 0), 100u);    // a new chunk: as encoded
-  EXPECT_EQ(rewrite_size(100, 100), 100u);  // the same size: in place
-  EXPECT_EQ(rewrite_size(88, 100), 100u);   // shrunk by an eighth: padded, in place
-  EXPECT_EQ(rewrite_size(87, 100), 87u);    // more: a new size
-  EXPECT_EQ(rewrite_size(106, 100), 112u);  // grown by a sixteenth: room for as much again
-  EXPECT_EQ(rewrite_size(107, 100), 107u);  // more (a write filling the chunk): as encoded
-}
-
-// Elements added one at a time: a chunk that grows a little gets room to grow and keeps its
-// size (HDF5 rewrites it in place) until that room is used up.
-TEST(SparseEngine, ChunksGrowingALittleKeepTheirSizeWhileTheyFit) {
-  const Coords dims{256}, chunk_dims{256};
-  const SparseEngine engine(test_params(chunk_dims, false), 0);
-  MemoryChunkStore store;
-  const ChunkGrid grid(dims, chunk_dims);
-  Model model{std::vector<Value>(256, kFill), std::vector<bool>(256, false)};
-  std::vector<std::size_t> sizes;
-  for (std::uint64_t e = 0; e < 200; ++e) {
-    std::vector<ChunkPiece> pieces;
-    grid.split(e, 1, 0, pieces);
-    const std::vector<Value> value{Value(e + 1000)};
-    engine.write(store, grid, pieces, bytes_of(value));
-    model.value[e] = value[0];
-    model.defined[e] = true;
-    sizes.push_back(store.chunks.begin()->second.size());
-  }
-  expect_matches(engine, store, grid, model, "after 200 single writes");
-  std::size_t changes = 0;
-  for (std::size_t i = 1; i < sizes.size(); ++i) changes += sizes[i] != sizes[i - 1];
-  EXPECT_LT(changes, 60u) << "most one-element writes keep the chunk's size";
-  MemoryChunkStore once;  // the same elements in one write: no room kept
-  std::vector<ChunkPiece> pieces;
-  grid.split(0, 200, 0, pieces);
-  engine.write(once, grid, pieces, bytes_of(std::vector<Value>(model.value.begin(), model.value.begin() + 200)));
-  const std::size_t tight = once.chunks.begin()->second.size();
-  EXPECT_GT(sizes.back(), tight);
-  EXPECT_LE(sizes.back(), tight + tight / 16 + 16) << "at most a sixteenth of room";
-}
-
 TEST(SparseEngine, AStoreFailureNamesTheChunkAndKeepsWhatWasStoredBefore) {
   const Coords dims{64}, chunk_dims{16};
   const SparseEngine engine(test_params(chunk_dims, false), 0);

@@ -341,30 +341,6 @@ TEST(StructuredChunk, ResizedEncodingKeepsTheContentAndChangesTheSize) {
   }
 }
 
-TEST(StructuredChunk, PaddedToASizeKeepsTheContent) {
-  std::mt19937 rng(9);
-  for (const auto& selection : kPipelines) {
-    const ChunkLayout l = layout_with(selection, {});
-    const StructuredChunk c = random_chunk(l, 0.3, rng);
-    const Bytes usual = encode_chunk(c, l);
-    EXPECT_EQ(chunk_padded_to(usual, usual.size(), l), usual);
-    EXPECT_TRUE(chunk_padded_to(usual, usual.size() - 1, l).empty()) << "smaller than its sections";
-    EXPECT_TRUE(chunk_padded_to(usual, usual.size() + 1, l).empty()) << "the padding's varint takes a byte";
-    EXPECT_TRUE(chunk_padded_to(usual, usual.size() + 129, l).empty()) << "127 bytes + 1, or 128 + 2: 130";
-    for (std::size_t size : {usual.size() + 2, usual.size() + 128, usual.size() + 130, usual.size() + 70000}) {
-      const Bytes padded = chunk_padded_to(usual, size, l);
-      ASSERT_EQ(padded.size(), size);
-      const StructuredChunk back = decode_chunk(padded.data(), padded.size(), l);
-      EXPECT_EQ(back.defined.words(), c.defined.words());
-      EXPECT_EQ(back.values, c.values);
-      EXPECT_EQ(chunk_padded_to(padded, usual.size(), l), usual) << "the padding taken off again";
-    }
-    Bytes corrupt = usual;
-    corrupt[2] ^= 1;
-    EXPECT_THROW(chunk_padded_to(corrupt, usual.size() + 10, l), Error);
-  }
-}
-
 // The element count a stored chunk states: its selection's count when unfiltered and of a tag
 // that has one (empty, offsets, Rice offsets), nothing otherwise.
 TEST(StructuredChunk, StatedElementCountIsTheSelectionsOwn) {

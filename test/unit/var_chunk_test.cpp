@@ -194,25 +194,6 @@ TEST(VarChunk, EmptyChunksAndEmptyPayloads) {
   }
 }
 
-TEST(VarChunk, PaddedToASizeKeepsTheContent) {
-  std::mt19937 rng(23);
-  for (std::size_t p = 0; p < 4; ++p) {
-    const ChunkLayout l = compound_layout(p);
-    Model model;
-    for (unsigned k = 0; k < 12; ++k) model[rng() % unsigned(l.element_count())] = random_element(l.var, rng);
-    const Bytes usual = encode_var_chunk(elements_of(model, l.var), l);
-    EXPECT_TRUE(var_chunk_padded_to(usual, usual.size() + 1, l).empty()) << "the padding's varint takes a byte";
-    for (std::size_t size : {usual.size() + 2, usual.size() + 200, usual.size() + 20000}) {
-      const Bytes padded = var_chunk_padded_to(usual, size, l);
-      ASSERT_EQ(padded.size(), size);
-      const std::uint32_t padding = read_var_chunk_header(padded.data(), padded.size(), l).padding;
-      EXPECT_EQ(padding + varint_size(padding), size - usual.size());  // the padding and its varint
-      expect_equal(decode_var_chunk(padded.data(), padded.size(), l), model, l.var);
-      EXPECT_EQ(var_chunk_padded_to(padded, usual.size(), l), usual) << "the padding taken off again";
-    }
-  }
-}
-
 // The example of docs/FORMAT.md, byte for byte: strings "ab", NULL, "" at offsets 0, 1, 3.
 TEST(VarChunk, FormatExample) {
   const ChunkLayout l = string_layout();

@@ -115,11 +115,6 @@ ByteView encode_chunk_in_place(const ChunkSelection& defined, std::uint8_t* buff
 /// (docs/DESIGN.md, "SWMR and crash consistency").
 void avoid_chunk_size(Bytes& chunk, std::size_t size, const ChunkLayout& layout);
 
-/// A version-2 chunk given exactly `size` bytes by zero padding (header included): empty when no
-/// padding gives that size, or for a version-1 chunk. A rewrite that keeps its chunk's size
-/// stays in place in HDF5 (docs/DESIGN.md, "Rewritten chunks keep their place").
-Bytes chunk_padded_to(ByteView chunk, std::size_t size, const ChunkLayout& layout);
-
 /// Parses and validates the header only (version, fields, header checksum, sizes adding up
 /// to `size`, filter masks naming filters of the layout's pipelines); throws
 /// Error(corrupt_data) naming the first problem, Error(unsupported) for an unknown version.

@@ -71,9 +71,6 @@ void check_var_section_sizes(const std::array<std::uint64_t, 4>& sizes);
 /// `padding` zero bytes follow the sections (an SWMR writer's rewrite changes a chunk's size).
 Bytes encode_var_chunk(const ChunkVarElements& chunk, const ChunkLayout& layout, std::uint32_t padding = 0);
 
-/// A version-3 chunk given exactly `size` bytes by zero padding, as chunk_padded_to.
-Bytes var_chunk_padded_to(ByteView chunk, std::size_t size, const ChunkLayout& layout);
-
 /// A version-3 chunk's header: each section's stored and unfiltered size, mask and checksums.
 struct VarChunkHeader {
   std::size_t size = 0;  ///< header bytes

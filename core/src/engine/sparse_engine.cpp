@@ -85,26 +85,15 @@ void SparseEngine::write_chunk(ChunkStore& store, const Coords& origin, const St
   write_stored(store, origin, stored, replaced_size);
 }
 
-std::size_t rewrite_size(std::size_t encoded, std::size_t replaced) {
-  if (replaced == 0) return encoded;
-  if (encoded <= replaced && encoded >= replaced - replaced / 8) return replaced;  // in place
-  if (encoded > replaced && encoded <= replaced + replaced / 16) return encoded + encoded / 16;  // room to grow
-  return encoded;  // a new size: a chunk filled or emptied by the write
-}
-
 void SparseEngine::write_stored(ChunkStore& store, const Coords& origin, ByteView stored,
                                 std::size_t replaced_size) const {
-  Bytes resized;
-  if (store.moves_rewritten_chunks()) {
-    if (replaced_size != 0 && stored.size == replaced_size) {
-      resized.assign(stored.data, stored.data + stored.size);
-      avoid_chunk_size(resized, replaced_size, params_.layout);
-    }
-  } else {
-    const std::size_t size = rewrite_size(stored.size, replaced_size);
-    if (size != stored.size) resized = chunk_padded_to(stored, size, params_.layout);
+  if (!store.moves_rewritten_chunks() || replaced_size == 0 || stored.size != replaced_size) {
+    store.write(origin, stored);
+    return;
   }
-  store.write(origin, resized.empty() ? stored : ByteView(resized));
+  Bytes padded(stored.data, stored.data + stored.size);
+  avoid_chunk_size(padded, replaced_size, params_.layout);
+  store.write(origin, padded);
 }
 
 void SparseEngine::erase(ChunkStore& store, const ChunkGrid& grid, const std::vector<ChunkPiece>& pieces) const {

@@ -21,14 +21,12 @@ ChunkVarElements var_elements_of(const StoredChunk& stored, const ChunkLayout& l
   return decode_stored_var_elements(stored.bytes.data(), stored.bytes.size(), stored.filter_mask, layout);
 }
 
-// A chunk's stored form, replacing one of `replaced_size` bytes (0: none): an SWMR writer's
-// rewrite (`moves`) gets another size by one byte of padding, any other rewrite_size.
+// A chunk's stored form; an SWMR writer's rewrite (`moves`) gets another size than the chunk it
+// replaces (`replaced_size`, 0: none) by one byte of padding.
 Bytes encode_for_store(const ChunkVarElements& chunk, const ChunkLayout& layout, bool moves, std::size_t replaced_size) {
   Bytes stored = encode_var_chunk(chunk, layout);
-  if (moves) return replaced_size != 0 && stored.size() == replaced_size ? encode_var_chunk(chunk, layout, 1) : stored;
-  const std::size_t size = rewrite_size(stored.size(), replaced_size);
-  Bytes resized = size != stored.size() ? var_chunk_padded_to(stored, size, layout) : Bytes();
-  return resized.empty() ? stored : resized;
+  if (moves && replaced_size != 0 && stored.size() == replaced_size) stored = encode_var_chunk(chunk, layout, 1);
+  return stored;
 }
 
 // One chunk of a batch: which group of pieces, its stored chunk, and what the workers made.

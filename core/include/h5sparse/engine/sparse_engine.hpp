@@ -65,16 +65,6 @@ struct ReadTarget {
 /// [starts[k], starts[k + 1]).
 std::vector<std::size_t> chunk_group_starts(const std::vector<ChunkPiece>& pieces);
 
-/// The size a chunk encoded to `encoded` bytes is stored at when it replaces a stored chunk of
-/// `replaced` bytes (0: none) in a store that rewrites in place. HDF5 rewrites a chunk of
-/// unchanged size in place and moves any other; the space a moved chunk leaves is lost when
-/// the file closes (HDF5 keeps free space in memory by default). So a chunk rewritten with
-/// about the same content keeps its place: one that shrinks by at most an eighth keeps its
-/// size, and one that grows by at most a sixteenth takes a sixteenth more, room for the next
-/// such rewrite. Other sizes are stored as they are (docs/DESIGN.md, "Rewritten chunks keep
-/// their place").
-std::size_t rewrite_size(std::size_t encoded, std::size_t replaced);
-
 class SparseEngine {
  public:
   /// `decoded_cache_bytes`: decoded chunks kept between reads (0: none, nor the listing an
@@ -151,8 +141,8 @@ class SparseEngine {
   StructuredChunk read_chunk(ChunkStore& store, const Coords& origin, std::size_t* stored_size = nullptr) const;
   /// The structured chunk of stored bytes (null: nothing stored, empty).
   StructuredChunk decode_stored(ChunkStore& store, const Coords& origin, const StoredChunk* stored) const;
-  /// Stores `chunk` at `origin` replacing a chunk of `replaced_size` bytes (0: none): in another
-  /// size when the store moves rewritten chunks, else at rewrite_size.
+  /// Stores `chunk` at `origin`, in a size other than `replaced_size` when the store moves
+  /// rewritten chunks (0: nothing was stored there).
   void write_chunk(ChunkStore& store, const Coords& origin, const StructuredChunk& chunk,
                    std::size_t replaced_size) const;
   void write_stored(ChunkStore& store, const Coords& origin, ByteView stored, std::size_t replaced_size) const;
