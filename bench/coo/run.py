@@ -11,9 +11,9 @@ the array or a count), CHUNK x CHUNK chunks (TileDB: the tile extent); --chunk o
 case's chunk. Default: 4096^2 at 0.01%, 0.1%, 1% and 10% (chunks 256), 65536^2 at 0.01%, 0.1%
 and 1% (chunks 1024; 10% would need 429 M elements in memory), 2^20 x 2^20 with 2e5 and 2e6
 elements (chunks 1024, and 16384: 0.2 and 1.9 elements a chunk against 49 and 477, the per-chunk
-cost of HDF5's index against chunks sized for the density). The layouts (bench/coo/layouts.py): h5sparse, COO, CSR, TileDB with
-the HDF5 chunk as tile, TileDB with its defaults, and dense HDF5 where the array fits in
---dense-max-mib. Codecs: none and blosc-lz4 (Blosc lz4, clevel 5, byte shuffle, one thread;
+cost of HDF5's index against chunks sized for the density). The layouts (bench/coo/layouts.py):
+h5sparse, COO, CSR, TileDB with the HDF5 chunk as tile, TileDB with its defaults, and dense HDF5
+where the array fits in --dense-max-mib. Codecs: none and blosc-lz4 (Blosc lz4, clevel 5, byte shuffle, one thread;
 TileDB: byte shuffle + LZ4).
 
 Operations: write all (from coordinates in random order); read all; a 1% box (a tenth of each
@@ -478,7 +478,8 @@ def report(h):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--quick", action="store_true", help=f"cases {', '.join(QUICK_CASES)}; 100 points; 1 repetition".replace("%", "%%"))
+    ap.add_argument("--quick", action="store_true",  # argparse formats help with %: doubled
+                    help=f"cases {', '.join(QUICK_CASES)}; 100 points; 1 repetition".replace("%", "%%"))
     ap.add_argument("--case", action="append", help="SIDE/ELEMENTS/CHUNK (repeatable; default: the full list)")
     ap.add_argument("--chunk", type=int, help="chunk side (and TileDB tile extent) of every case")
     ap.add_argument("--reps", type=int, help="repetitions (best of N; default 3, --quick 1)")

@@ -6,9 +6,9 @@
  *
  * LAYOUT: varchunks (as Python's h5sparse.VarChunks(): lengths Blosc zstd 1, byte shuffle;
  * data the same for strings, zstd 3 for sequences), varchunks-zstd1, varchunks-zstd5 and
- * varchunks-lz4 (the data in zstd 1, zstd 5 or LZ4), stock, gzip. OP: write (creates DIR/LAYOUT-CASE.h5 with one 1-D
- * dataset of N elements, chunks of 65,536, one H5Dwrite) or read (one H5Dread of it, then
- * H5Treclaim). CASE: words (English-like, 3-10 letters) or sequences (int32, lengths 0-100,
+ * varchunks-lz4 (the data in zstd 1, zstd 5 or LZ4), stock, gzip. OP: write (creates
+ * DIR/LAYOUT-CASE.h5 with one 1-D dataset of N elements, chunks of 65,536, one H5Dwrite) or
+ * read (one H5Dread of it, then H5Treclaim). CASE: words (English-like, 3-10 letters) or sequences (int32, lengths 0-100,
  * smooth: k consecutive numbers). The data is made before the measured part; the operation,
  * file open and close included, runs in `measured_phase` only (callgrind:
  * --toggle-collect=measured_phase) and prints "seconds S". */

@@ -204,8 +204,9 @@ def main():
     md = head + [
         f"Chunks of {CHUNK:,} elements (Lifeboat's cases: one chunk, as its vl.c); write and read through h5py, "
         f"best of {reps}; size ratio against h5sparse's VarChunks (lengths Blosc zstd 1, byte shuffle; "
-        f"data the same for strings, zstd 3 for sequences). Last two columns: file bytes after overwriting every value {OVERWRITES} times in one open "
-        f"file, and after {OVERWRITES} rounds of reopening and overwriting.", "",
+        f"data the same for strings, zstd 3 for sequences). Last two columns: file bytes after overwriting "
+        f"every value {OVERWRITES} times in one open file, and after {OVERWRITES} rounds of reopening and "
+        f"overwriting.", "",
         results.md_table(["case", "layout", "file bytes", "size / h5sparse", "write s", "read s",
                           f"after {OVERWRITES} overwrites", f"after {OVERWRITES} reopen + overwrite"], rows,
                          right_from=2), "",

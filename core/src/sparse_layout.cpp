@@ -142,8 +142,9 @@ SparseParams parse_request(const std::vector<unsigned>& cd_values) {
   H5SPARSE_FAIL_IF(!in.done(), ErrorCode::invalid_argument,
           "structured-chunk parameters have " + std::to_string(cd_values.size() - in.position()) +
               " values past the four section pipelines");
-  H5SPARSE_FAIL_IF((p.options & kOptionVarDataByType) && !p.layout.data_pipeline.empty(), ErrorCode::invalid_argument,
-                   "section 3's pipeline is both given and left to the datatype (option bit 2)");
+  H5SPARSE_FAIL_IF((p.options & kOptionVarDataByType) && !p.layout.data_pipeline.empty(),
+                   ErrorCode::invalid_argument,
+                   "section 3's pipeline is both given and left to the datatype (option value 2)");
   validate_pipelines(p, ErrorCode::invalid_argument);
   return p;
 }
@@ -152,7 +153,8 @@ SectionPipeline var_data_pipeline(const std::vector<SlotKind>& slot_kinds) {
   // Blosc cd_values (0, 0, 0, 0, level, shuffle, compressor): byte shuffle is 1, zstd 5. Level
   // 1 on text is as small as higher levels and writes several times faster; numeric sequences
   // are up to 1.7x smaller at level 3 (zstd's level 5; docs/DESIGN.md).
-  const bool text = std::all_of(slot_kinds.begin(), slot_kinds.end(), [](SlotKind k) { return k != SlotKind::sequence; });
+  const bool text =
+      std::all_of(slot_kinds.begin(), slot_kinds.end(), [](SlotKind k) { return k != SlotKind::sequence; });
   return {SectionFilter{kFilterBlosc, kFilterFlagOptional, {0, 0, 0, 0, text ? 1u : 3u, 1, 5}}};
 }
 
