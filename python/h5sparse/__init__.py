@@ -103,8 +103,10 @@ class Sparse(Mapping):
     variable-length data: NULL values). lengths, data: the pipelines of sections 2 and 3 of
     variable-length datasets (strings, h5py.vlen_dtype; through the connector only)."""
 
+    _options = 0  # request option bits a subclass adds
+
     def __init__(self, values=None, selection=None, fill_is_undefined=False, lengths=None, data=None):
-        options = 1 if fill_is_undefined else 0
+        options = self._options | (1 if fill_is_undefined else 0)
         opts = (options,) + _pipeline(selection) + _pipeline(values)
         if lengths is not None or data is not None:
             opts += _pipeline(lengths) + _pipeline(data)
@@ -128,16 +130,12 @@ class VarChunks(Sparse):
     sequences (numeric values compress up to 1.7x smaller there). Elements never written read
     as NULL (h5py: b'' or an empty array)."""
 
-    _DATA_BY_TYPE = 2  # request option bit: section 3's pipeline chosen by the datatype
-
     def __init__(self, lengths=None, data=None):
         # docs/DESIGN.md: on text zstd 1 is as small as higher levels and writes 2-5x faster;
         # deflate 6 on the lengths was 40% of a write's instructions.
+        self._options = 2 if data is None else 0  # option value 2: section 3 chosen by the datatype
         super().__init__(lengths=lengths if lengths is not None else Blosc("zstd", 1, "byte"),
                          data=data if data is not None else [])
-        if data is None:
-            opts = self._kwargs["compression_opts"]
-            self._kwargs["compression_opts"] = (opts[0] | self._DATA_BY_TYPE,) + opts[1:]
 
 
 # --- client library (get_defined, erase) -------------------------------------------------
