@@ -186,7 +186,8 @@ herr_t h5sparse_derase_coo(hid_t dset_id, size_t num_points, const hsize_t* coor
 herr_t h5sparse_diterate_coo(hid_t dset_id, hid_t file_space_id, hid_t mem_type_id, size_t max_bytes,
                              hsize_t* cursor, h5sparse_coo_op_t op, void* op_data, hid_t dxpl_id) {
   return call_guarded<herr_t>(Origin::client, "h5sparse_diterate_coo", -1, [&]() -> herr_t {
-    H5SparseIterateCooArgs op_args{file_space_id, mem_type_id, max_bytes, cursor, op, op_data, 0, nullptr};
+    H5SparseIterateCooArgs op_args{file_space_id, mem_type_id, max_bytes, cursor, op, op_data, 0, nullptr,
+                                   nullptr,       0};
     dataset_operation(dset_id, "h5sparse.iterate_coo", &op_args, dxpl_id, "h5sparse_diterate_coo failed");
     return op_args.result;
   });
@@ -196,9 +197,22 @@ herr_t h5sparse_dread_coo(hid_t dset_id, hid_t file_space_id, hid_t mem_type_id,
                           h5sparse_coo_room_t room, h5sparse_coo_op_t op, void* op_data, hid_t dxpl_id) {
   return call_guarded<herr_t>(Origin::client, "h5sparse_dread_coo", -1, [&]() -> herr_t {
     H5SPARSE_FAIL_IF(room == nullptr, ErrorCode::invalid_argument, "h5sparse_dread_coo needs a room callback");
-    H5SparseIterateCooArgs op_args{file_space_id, mem_type_id, max_bytes, cursor, op, op_data, 0, room};
+    H5SparseIterateCooArgs op_args{file_space_id, mem_type_id, max_bytes, cursor, op, op_data, 0, room,
+                                   nullptr,       0};
     dataset_operation(dset_id, "h5sparse.iterate_coo", &op_args, dxpl_id, "h5sparse_dread_coo failed");
     return op_args.result;
+  });
+}
+
+herr_t h5sparse_dread_csr(hid_t dset_id, hid_t file_space_id, hid_t mem_type_id, size_t index_size,
+                          hsize_t* row_counts, h5sparse_coo_room_t room, void* op_data, hid_t dxpl_id) {
+  return call_guarded<herr_t>(Origin::client, "h5sparse_dread_csr", -1, [&]() -> herr_t {
+    H5SPARSE_FAIL_IF(room == nullptr || row_counts == nullptr, ErrorCode::invalid_argument,
+                     "h5sparse_dread_csr needs a room callback and row counts");
+    H5SparseIterateCooArgs op_args{file_space_id, mem_type_id, SIZE_MAX, nullptr, nullptr, op_data, 0, room,
+                                   row_counts, index_size};
+    dataset_operation(dset_id, "h5sparse.iterate_coo", &op_args, dxpl_id, "h5sparse_dread_csr failed");
+    return 0;
   });
 }
 

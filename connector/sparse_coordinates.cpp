@@ -70,6 +70,7 @@ herr_t SparseDataset::iterate_coordinates(const H5SparseIterateCooArgs& a, hid_t
   scan.region = hdf5::selection_boxes(sel.space);
   scan.values = a.mem_type_id != H5I_INVALID_HID;
   if (a.max_bytes > 0) scan.max_bytes = a.max_bytes;
+  scan.compressed_rows = {reinterpret_cast<std::uint64_t*>(a.row_counts), a.index_size};
   std::optional<hdf5::ValuesToMemory> to_memory;
   if (scan.values) to_memory.emplace(file_type_.get(), a.mem_type_id, params().is_var(), dxpl);
   if (a.room)

@@ -89,6 +89,16 @@ herr_t h5sparse_diterate_coo(hid_t dset_id, hid_t file_space_id, hid_t mem_type_
 herr_t h5sparse_dread_coo(hid_t dset_id, hid_t file_space_id, hid_t mem_type_id, size_t max_bytes, hsize_t *cursor,
                           h5sparse_coo_room_t room, h5sparse_coo_op_t op, void *op_data, hid_t dxpl_id);
 
+/* The defined elements of a box of a 2-D dataset (file_space_id: one block, or H5S_ALL) in
+ * compressed-row form, as scipy.sparse's CSR and anndata hold them, in one batch: room is
+ * called once and sets *coords to room for num_points column indices (each the element's
+ * column minus the box's first column, an integer of index_size bytes: 4 for boxes narrower
+ * than 2^31 columns, or 8) in place of coordinates, *values as h5sparse_dread_coo does; and
+ * row_counts (one per row of the box) receives each row's count of elements. Elements come
+ * in row-major order, so the prefix sums of row_counts are CSR's row pointers. */
+herr_t h5sparse_dread_csr(hid_t dset_id, hid_t file_space_id, hid_t mem_type_id, size_t index_size,
+                          hsize_t *row_counts, h5sparse_coo_room_t room, void *op_data, hid_t dxpl_id);
+
 /* ---- Direct structured-chunk I/O (RFC section 2.2) -------------------------------------
  * A chunk's sections as stored: the bytes after each section's pipeline, with their stored
  * and unfiltered sizes and filter masks (h5sparse_struct_chunk_info_t). offset is the chunk's

@@ -69,6 +69,9 @@ typedef struct H5SparseIterateCooArgs {
   void *op_data;       /* IN: passed to op and room */
   herr_t result;       /* OUT: 0, or the positive value op stopped with */
   h5sparse_coo_room_t room; /* IN, may be NULL: batches in the connector's memory */
+  hsize_t *row_counts; /* IN, NULL: coordinates; else compressed rows (see h5sparse_dread_csr):
+                          one count per row of the region, set by the operation */
+  size_t index_size;   /* IN, with row_counts: bytes of a column index, 4 or 8 */
 } H5SparseIterateCooArgs;
 
 /* ---- Direct structured-chunk I/O (RFC H5D*_struct_chunk*) ------------------------------ */

@@ -4,7 +4,7 @@ whose blocks are sparse.COO (out of core, on a cluster). Each import happens on 
 h5sparse needs none of them."""
 import numpy as np
 
-from .coo import read_coo, write_coo
+from .coo import _read_rows, _variable_length, read_coo, write_coo
 
 # A dask array of a dataset gets at most about this many blocks by default: a graph of 2^42
 # chunk reads (a 2^31 x 2^31 extent of 1024 x 1024 chunks) would not fit in memory.
@@ -58,23 +58,11 @@ def to_scipy(dset, region=None, format="coo"):
     if format not in ("coo", "csr", "csc"):
         raise ValueError(f"format must be 'coo', 'csr' or 'csc', got {format!r}")
     start, shape = _box(dset, region)
-    coords, values = read_coo(dset, _region_of(start, shape))
-    index = np.int32 if max(shape, default=0) < 2**31 and len(values) < 2**31 else np.int64
-    cols = _shifted(coords[:, 1], start[1], index)
-    if format == "coo":
-        return scipy.sparse.coo_array((values, (_shifted(coords[:, 0], start[0], index), cols)), shape=shape)
-    # Row-major already: each row's first element is found by bisection, with no sort or count.
-    rows = np.arange(start[0], start[0] + shape[0] + 1, dtype=np.uint64)
-    indptr = np.searchsorted(coords[:, 0], rows).astype(index)
-    csr = scipy.sparse.csr_array((values, cols, indptr), shape=shape)
-    return csr if format == "csr" else csr.tocsc()
-
-
-def _shifted(coordinates, origin, dtype):
-    """coordinates - origin as `dtype`, in one pass."""
-    out = np.empty(len(coordinates), dtype=dtype)
-    np.subtract(coordinates, np.uint64(origin), out=out, casting="unsafe")
-    return out
+    if _variable_length(dset.dtype):
+        raise TypeError(f"scipy.sparse holds numbers; {dset.name} holds variable-length data ({dset.dtype})")
+    indptr, indices, values = _read_rows(dset, start, shape)  # CSR's arrays, written by the library
+    csr = scipy.sparse.csr_array((values, indices, indptr), shape=shape)
+    return csr if format == "csr" else csr.tocoo() if format == "coo" else csr.tocsc()
 
 
 def from_scipy(dset, matrix, offset=(0, 0)):

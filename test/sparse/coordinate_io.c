@@ -7,6 +7,8 @@
  *     a failing callback fails the call.
  *     h5sparse_dread_coo writes them into the caller's memory (in one batch or several, values
  *     converted or not); a room callback that fails or gives no memory fails the call.
+ *     h5sparse_dread_csr writes a box's elements in compressed-row form: each row's count,
+ *     columns from the box's first (4 or 8 bytes), values; more than one box is refused.
  *  3. h5sparse_derase_coo undefines elements.
  *  4. Bad input (a coordinate outside the extent, a dense dataset, no callback, a spent
  *     cursor) fails with an h5sparse error and changes nothing. No identifiers leak. */
@@ -131,6 +133,83 @@ static void read_into_callers_memory(hid_t dset, const struct collected *all) {
                    "no room callback");
 }
 
+/* Memory for h5sparse_dread_csr: columns of either width and the values. */
+struct csr_room {
+  size_t n, calls;
+  int32_t columns32[MAX];
+  int64_t columns64[MAX];
+  double values[MAX];
+  size_t index_size;
+};
+
+static herr_t give_csr_room(size_t n, hsize_t **coords, void **values, void *op_data) {
+  struct csr_room *r = op_data;
+  if (n > MAX) return -1;
+  r->n = n;
+  r->calls++;
+  *coords = r->index_size == 4 ? (hsize_t *)(void *)r->columns32 : (hsize_t *)(void *)r->columns64;
+  *values = r->values;
+  return 0;
+}
+
+/* The elements of box (start, count) in compressed-row form against those the iteration gave. */
+static void check_compressed_rows(hid_t dset, const struct collected *all, const hsize_t start[2],
+                                  const hsize_t count[2], size_t index_size) {
+  hid_t space = H5Dget_space(dset);
+  H5Sselect_hyperslab(space, H5S_SELECT_SET, start, NULL, count, NULL);
+  static struct csr_room r;
+  memset(&r, 0, sizeof r);
+  r.index_size = index_size;
+  hsize_t row_counts[ROWS];
+  memset(row_counts, 0xff, sizeof row_counts);
+  check(h5sparse_dread_csr(dset, space, H5T_NATIVE_DOUBLE, index_size, row_counts, give_csr_room, &r,
+                           H5P_DEFAULT) == 0 && r.calls == 1,
+        "box read in compressed rows, %zu-byte columns", index_size);
+  size_t k = 0, counted = 0;
+  int same = 1;
+  for (size_t i = 0; i < all->n; i++) {
+    const hsize_t row = all->coords[i][0], col = all->coords[i][1];
+    if (row < start[0] || row >= start[0] + count[0] || col < start[1] || col >= start[1] + count[1]) continue;
+    const int64_t column = index_size == 4 ? r.columns32[k] : r.columns64[k];
+    same &= k < r.n && column == (int64_t)(col - start[1]) && r.values[k] == all->values[i];
+    k++;
+  }
+  for (hsize_t row = 0; row < count[0]; row++) counted += row_counts[row];
+  check(same && k == r.n && counted == r.n, "its %zu elements in row-major order, columns from the box's (%zu)", k,
+        r.n);
+  for (hsize_t row = 0, first = 0; row < count[0]; first += row_counts[row], row++) {
+    size_t in_row = 0;
+    for (size_t i = 0; i < all->n; i++)
+      in_row += all->coords[i][0] == start[0] + row && all->coords[i][1] >= start[1] &&
+                all->coords[i][1] < start[1] + count[1];
+    same &= row_counts[row] == in_row;
+  }
+  check(same, "each row's count");
+  H5Sclose(space);
+}
+
+static void read_compressed_rows(hid_t dset, const struct collected *all) {
+  const hsize_t box_start[2] = {5, 9}, box_count[2] = {10, 20}, whole_start[2] = {0, 0},
+                whole_count[2] = {ROWS, COLS};
+  check_compressed_rows(dset, all, box_start, box_count, 4);
+  check_compressed_rows(dset, all, box_start, box_count, 8);
+  check_compressed_rows(dset, all, whole_start, whole_count, 4);
+  static struct csr_room r;
+  hsize_t row_counts[ROWS];
+  r.index_size = 4;
+  failed_with_ours(h5sparse_dread_csr(dset, H5S_ALL, H5T_NATIVE_DOUBLE, 3, row_counts, give_csr_room, &r,
+                                      H5P_DEFAULT), "3-byte column indices");
+  failed_with_ours(h5sparse_dread_csr(dset, H5S_ALL, H5T_NATIVE_DOUBLE, 4, NULL, give_csr_room, &r, H5P_DEFAULT),
+                   "no row counts");
+  hid_t two_boxes = H5Dget_space(dset);
+  const hsize_t a[2] = {0, 0}, b[2] = {20, 20}, count[2] = {2, 2};
+  H5Sselect_hyperslab(two_boxes, H5S_SELECT_SET, a, NULL, count, NULL);
+  H5Sselect_hyperslab(two_boxes, H5S_SELECT_OR, b, NULL, count, NULL);
+  failed_with_ours(h5sparse_dread_csr(dset, two_boxes, H5T_NATIVE_DOUBLE, 4, row_counts, give_csr_room, &r,
+                                      H5P_DEFAULT), "compressed rows of two boxes");
+  H5Sclose(two_boxes);
+}
+
 static void write_and_read(hid_t dset) {
   /* 300 points in no order (120 distinct: the pattern repeats), the first repeated last. */
   static hsize_t coords[301][2];
@@ -204,6 +283,7 @@ static void write_and_read(hid_t dset) {
   failed_with_ours(h5sparse_diterate_coo(dset, H5S_ALL, H5T_NATIVE_DOUBLE, 0, NULL, fail, NULL, H5P_DEFAULT),
                    "a failing callback");
   read_into_callers_memory(dset, &all);
+  read_compressed_rows(dset, &all);
 
   /* Erase 50 of them (distinct: the pattern repeats every 120 points). */
   check(h5sparse_derase_coo(dset, 50, &coords[0][0], H5P_DEFAULT) >= 0, "coo erased");

@@ -34,6 +34,28 @@ def test_scipy_round_trips(tmp_path):
         assert h5sparse.to_scipy(d).nnz == m.nnz  # nothing written by the refused call
 
 
+def test_scipy_arrays_come_from_the_library_in_compressed_rows(tmp_path):
+    with h5py.File(tmp_path / "r.h5", "w") as f:
+        d = f.create_dataset("x", shape=(70, 90), dtype="i2", chunks=(16, 8), **h5sparse.Sparse())
+        m = scipy.sparse.random(70, 90, density=0.1, format="csr", random_state=7, dtype=np.int16)
+        h5sparse.from_scipy(d, m)
+        csr = h5sparse.to_scipy(d, np.s_[3:60, 11:80], format="csr")
+        assert csr.indices.dtype == csr.indptr.dtype == np.int32 and csr.data.dtype == np.int16
+        assert csr.has_sorted_indices  # row-major from the library, nothing sorted after
+        np.testing.assert_array_equal(csr.toarray(), m.toarray()[3:60, 11:80])
+        assert h5sparse.to_scipy(d, np.s_[5:5, :], format="csr").shape == (0, 90)
+        assert h5sparse.to_scipy(d, np.s_[:, 89:89]).nnz == 0
+        wide = f.create_dataset("wide", shape=(3, 2**33), dtype="f4", chunks=(2, 4096), **h5sparse.Sparse())
+        h5sparse.write_coo(wide, [[0, 2**33 - 1], [2, 5], [2, 2**32]], [1, 2, 3])
+        csr = h5sparse.to_scipy(wide, format="csr")  # columns beyond 2^31: int64 indices
+        assert csr.indices.dtype == np.int64
+        assert csr.indptr.tolist() == [0, 1, 1, 3] and csr.indices.tolist() == [2**33 - 1, 5, 2**32]
+        strings = f.create_dataset("s", shape=(4, 4), dtype=h5py.string_dtype(), chunks=(2, 2),
+                                   **h5sparse.Sparse())
+        with pytest.raises(TypeError, match="variable-length"):
+            h5sparse.to_scipy(strings)
+
+
 def test_pydata_sparse_round_trips_with_the_fill_value(tmp_path):
     s = sparse.random((20, 30, 40), density=0.02, random_state=2, fill_value=-1.5)
     with h5py.File(tmp_path / "p.h5", "w") as f:

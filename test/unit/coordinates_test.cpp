@@ -276,6 +276,94 @@ TEST(Coordinates, MatrixBandsMergeByRowsOrByLines) {
   }
 }
 
+// Compressed-row form holds what coordinates hold: the columns (from the box's first, 4 or 8
+// bytes) and values of the model's elements in row-major order and each row's count, by each
+// merge (a heap of lines for sparse bands, a counting sort by element or by line).
+TEST(Coordinates, CompressedRowsHoldWhatCoordinatesHold) {
+  for (const Coords& chunk : {Coords{8, 32}, Coords{5, 12}, Coords{45, 10}}) {  // the last: one row by heap
+    for (const std::size_t n : {std::size_t(60), std::size_t(5000)}) {
+      const Coords dims{45, 100};
+      Written w(dims, chunk, n, unsigned(n + chunk[0]));
+      for (const Box& box : {whole(dims), Box{{3, 7}, {30, 61}}, Box{{44, 0}, {1, 100}}}) {
+        for (const std::size_t index_size : {std::size_t(4), std::size_t(8)}) {
+          const std::string when = "chunk " + coords_text(chunk) + ", " + std::to_string(n) + " points, box " +
+                                   coords_text(box.start) + " + " + coords_text(box.count) + ", " +
+                                   std::to_string(index_size) + "-byte columns";
+          std::vector<std::uint64_t> counts(box.count[0], 99), columns;
+          std::vector<Value> values;
+          CoordinateScan s;
+          s.region = {box};
+          s.compressed_rows = {counts.data(), index_size};
+          s.room = [&](std::size_t count) {
+            columns.assign(count, 0);  // 8 bytes each: room for either width
+            values.assign(count, Value());
+            return CoordinateDestination{columns.data(), reinterpret_cast<std::uint8_t*>(values.data())};
+          };
+          std::size_t batches = 0;
+          w.engine.scan_coordinates(w.store, w.grid, s, [&](const CoordinateBatch&) { return ++batches > 0; });
+          ASSERT_LE(batches, 1u) << when;
+          std::vector<std::uint64_t> want_counts(box.count[0], 0);
+          std::size_t k = 0;
+          for (const auto& [c, v] : w.model) {
+            if (!inside(c, {box})) continue;
+            ++want_counts[c[0] - box.start[0]];
+            ASSERT_LT(k, values.size()) << when;
+            std::uint64_t column = columns[k];
+            if (index_size == 4) {
+              std::uint32_t narrow;
+              std::memcpy(&narrow, reinterpret_cast<const std::uint8_t*>(columns.data()) + 4 * k, 4);
+              column = narrow;
+            }
+            ASSERT_EQ(column, c[1] - box.start[1]) << when << ", element " << k;
+            ASSERT_EQ(values[k], v) << when << " at " << coords_text(c);
+            ++k;
+          }
+          EXPECT_EQ(k, values.size()) << when;
+          EXPECT_EQ(counts, want_counts) << when;
+        }
+      }
+    }
+  }
+}
+
+TEST(Coordinates, CompressedRowsAreOfOneBoxOfAMatrix) {
+  const Coords dims{40, 40};
+  Written w(dims, {8, 8}, 100, 5);
+  std::vector<std::uint64_t> counts(40);
+  auto refused = [&](CoordinateScan s, const ChunkGrid& grid, const std::string& why) {
+    s.compressed_rows.row_counts = counts.data();
+    try {
+      w.engine.scan_coordinates(w.store, grid, s, [](const CoordinateBatch&) { return true; });
+      ADD_FAILURE() << "taken: " << why;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::invalid_argument);
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+  };
+  CoordinateScan s;
+  s.region = {whole(dims)};
+  CoordinateScan two = s;
+  two.region.push_back(Box{{0, 0}, {1, 1}});
+  refused(two, w.grid, "from one box, not from 2");
+  CoordinateScan resumed = s;
+  resumed.from = {8, 0};
+  refused(resumed, w.grid, "in one batch");
+  CoordinateScan odd = s;
+  odd.compressed_rows.index_size = 2;
+  refused(odd, w.grid, "4 or 8 bytes, not 2");
+  const ChunkGrid cube({4, 4, 4}, {2, 2, 2});
+  CoordinateScan three;
+  three.region = {whole({4, 4, 4})};
+  refused(three, cube, "from 2-D datasets, not from 3-D ones");
+  const Coords wide_dims{2, std::uint64_t(1) << 33};
+  const ChunkGrid wide(wide_dims, {2, 1024});
+  CoordinateScan narrow;
+  narrow.region = {whole(wide_dims)};
+  narrow.compressed_rows.index_size = 4;
+  refused(narrow, wide, "needs 8-byte column indices");
+  EXPECT_EQ(counts, std::vector<std::uint64_t>(40, 0));  // nothing written by a refused scan
+}
+
 // With the caller's room, each batch is written once into memory the caller gave for its exact
 // size, and holds what a scan into the engine's own memory holds; no room fails the scan.
 TEST(Coordinates, ScansWriteIntoTheCallersRoom) {

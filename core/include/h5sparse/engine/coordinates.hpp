@@ -20,12 +20,25 @@ struct Box {
   Coords start, count;
 };
 
-/// Where a batch of a scan is written: room for `count` coordinates (count x rank) and, when
-/// the scan reads values, `count` values in the dataset's element type (a variable-length
+/// Where a batch of a scan is written: room for `count` coordinates (count x rank; in
+/// compressed-row form, `count` columns of CompressedRows::index_size bytes) and, when the
+/// scan reads values, `count` values in the dataset's element type (a variable-length
 /// dataset's: `count` uint64 element numbers, see CoordinateBatch).
 struct CoordinateDestination {
   std::uint64_t* coords = nullptr;
   std::uint8_t* values = nullptr;
+};
+
+/// A matrix's elements in compressed-row form, as scipy.sparse's CSR and anndata hold them:
+/// in place of its coordinates, each element's column minus the region's first column (an
+/// `index_size`-byte integer: 4 when the region is narrower than 2^31 columns, or 8), and
+/// per row of the region (from its first row) its count of elements, set in `row_counts`.
+/// The elements come in row-major order, so the counts' prefix sums are CSR's row pointers;
+/// writing 4 or 8 bytes an element where coordinates take 16 halves a read's memory traffic.
+/// A scan in this form reads a 2-D dataset's one-box region in one batch.
+struct CompressedRows {
+  std::uint64_t* row_counts = nullptr;  ///< null: coordinates, not this form
+  std::size_t index_size = 8;
 };
 
 /// Gives the destination of a batch of `count` elements before anything of it is written.
@@ -47,13 +60,14 @@ struct CoordinateScan {
   /// The caller's memory for each batch (empty: the scan's own, valid during the sink's call):
   /// a batch is then written once, straight where it is wanted.
   CoordinateRoom room;
+  CompressedRows compressed_rows;
 };
 
-/// One batch of a scan: `count` elements, their coordinates (count x rank, row-major) and,
-/// when asked, their values in the dataset's element type: in the room the scan's `room`
-/// gave, else valid only during the sink's call. A variable-length dataset's values are
-/// numbers (uint64) of elements of `var_values`, which holds the batch's values (and maybe
-/// others), valid during the sink's call.
+/// One batch of a scan: `count` elements, their coordinates (count x rank, row-major; in
+/// compressed-row form their columns) and, when asked, their values in the dataset's element
+/// type: in the room the scan's `room` gave, else valid only during the sink's call. A
+/// variable-length dataset's values are numbers (uint64) of elements of `var_values`, which
+/// holds the batch's values (and maybe others), valid during the sink's call.
 struct CoordinateBatch {
   std::size_t count = 0;
   const std::uint64_t* coords = nullptr;
