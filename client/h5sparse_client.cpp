@@ -187,7 +187,7 @@ herr_t h5sparse_diterate_coo(hid_t dset_id, hid_t file_space_id, hid_t mem_type_
                              hsize_t* cursor, h5sparse_coo_op_t op, void* op_data, hid_t dxpl_id) {
   return call_guarded<herr_t>(Origin::client, "h5sparse_diterate_coo", -1, [&]() -> herr_t {
     H5SparseIterateCooArgs op_args{file_space_id, mem_type_id, max_bytes, cursor, op, op_data, 0, nullptr,
-                                   nullptr,       0};
+                                   nullptr, 0};
     dataset_operation(dset_id, "h5sparse.iterate_coo", &op_args, dxpl_id, "h5sparse_diterate_coo failed");
     return op_args.result;
   });
@@ -198,7 +198,7 @@ herr_t h5sparse_dread_coo(hid_t dset_id, hid_t file_space_id, hid_t mem_type_id,
   return call_guarded<herr_t>(Origin::client, "h5sparse_dread_coo", -1, [&]() -> herr_t {
     H5SPARSE_FAIL_IF(room == nullptr, ErrorCode::invalid_argument, "h5sparse_dread_coo needs a room callback");
     H5SparseIterateCooArgs op_args{file_space_id, mem_type_id, max_bytes, cursor, op, op_data, 0, room,
-                                   nullptr,       0};
+                                   nullptr, 0};
     dataset_operation(dset_id, "h5sparse.iterate_coo", &op_args, dxpl_id, "h5sparse_dread_coo failed");
     return op_args.result;
   });
