@@ -336,10 +336,9 @@ class Scan {
   void write_line(const std::uint32_t* offsets, std::size_t count, const Coords& at, std::uint64_t shift,
                   const CoordinateDestination& to, std::size_t first) const {
     if (compressed_) {
-      if (rows_.index_size == 4)
-        write_columns(offsets, count, shift, reinterpret_cast<std::uint32_t*>(to.coords) + first);
-      else
-        write_columns(offsets, count, shift, to.coords + first);
+      with_columns(to, [&](const auto out) {
+        for (std::size_t k = 0; k < count; ++k) out(first + k, 0, offsets[k] + shift);
+      });
       return;
     }
     std::uint64_t* out = to.coords + first * rank_;
@@ -355,14 +354,6 @@ class Scan {
       std::copy(at.begin(), at.end() - 1, out);
       out[rank_ - 1] = offsets[k] + shift;
     }
-  }
-
-  // Compressed-row form: the columns of one line's elements, counted from the region's first
-  // column (which fits T: checked before the scan).
-  template <typename T>
-  void write_columns(const std::uint32_t* offsets, std::size_t count, std::uint64_t shift, T* out) const {
-    const std::uint64_t from_first = shift - first_column_;  // modulo 2^64, as shift itself
-    for (std::size_t k = 0; k < count; ++k) out[k] = T(offsets[k] + from_first);
   }
 
   // Compressed-row form: the count of each row of a matrix band (row r of its chunks: counts[r])
@@ -431,8 +422,9 @@ class Scan {
     bool pow2;
   };
 
-  // Where place_elements puts an element's coordinates: both (RowAndColumn), or in
-  // compressed-row form its column from the region's first (ColumnFrom<T>).
+  // Where an element's coordinates go: both (RowAndColumn), or in compressed-row form its
+  // column from the region's first (ColumnFrom<T>, T of the index size, which the column fits:
+  // checked before the scan).
   struct RowAndColumn {
     std::uint64_t* coords;
     void operator()(std::size_t at, std::uint64_t row, std::uint64_t column) const {
@@ -447,15 +439,21 @@ class Scan {
     void operator()(std::size_t at, std::uint64_t, std::uint64_t column) const { columns[at] = T(column - first); }
   };
 
+  // Calls f with the ColumnFrom of compressed-row form's index size.
+  template <typename F>
+  void with_columns(const CoordinateDestination& to, F&& f) const {
+    if (rows_.index_size == 4)
+      f(ColumnFrom<std::uint32_t>{reinterpret_cast<std::uint32_t*>(to.coords), first_column_});
+    else
+      f(ColumnFrom<std::uint64_t>{to.coords, first_column_});
+  }
+
   // The counting sort's second pass over one part of a matrix band: each element to the next
   // place of its row. The value size is a template argument for the common sizes (0: no values).
   void place_elements(const ChunkPart& part, const RowOfOffset& row_of, std::size_t* place,
                       const CoordinateDestination& to) const {
     if (!compressed_) return place_elements_of(part, row_of, place, to, RowAndColumn{to.coords});
-    if (rows_.index_size == 4)
-      return place_elements_of(part, row_of, place, to,
-                               ColumnFrom<std::uint32_t>{reinterpret_cast<std::uint32_t*>(to.coords), first_column_});
-    place_elements_of(part, row_of, place, to, ColumnFrom<std::uint64_t>{to.coords, first_column_});
+    with_columns(to, [&](const auto out) { place_elements_of(part, row_of, place, to, out); });
   }
 
   template <typename Out>
