@@ -112,10 +112,8 @@ class CoordinateUpdate {
   }
 
  private:
-  std::size_t groups() const { return points_.starts.size() - 1; }
-  Coords origin_of(const ChunkUpdate& u) const {
-    return grid_.chunk_origin(points_.points[points_.starts[u.group]].chunk);
-  }
+  std::size_t groups() const { return points_.groups(); }
+  Coords origin_of(const ChunkUpdate& u) const { return grid_.chunk_origin(points_.chunks[u.group]); }
 
   // The next batch of chunks from group `first` on, their stored chunks read; returns the
   // group after the batch.
@@ -207,14 +205,15 @@ class CoordinateUpdate {
   int threads_ = 1;
 };
 
-// Grouped points as pieces of one element each, for the operations of variable-length
-// datasets (which take pieces); a coordinate given twice keeps its order, so the last wins.
-std::vector<ChunkPiece> point_pieces(const PointsByChunk& points) {
-  std::vector<ChunkPiece> pieces(points.points.size());
-  for (std::size_t i = 0; i < pieces.size(); ++i) {
-    const ChunkPoint& p = points.points[i];
-    pieces[i] = ChunkPiece{p.chunk, p.offset, 1, p.index};
-  }
+// Grouped points as pieces of one element each (indices from `first`), for the operations of
+// variable-length datasets (which take pieces); a coordinate given twice keeps its order, so
+// the last wins.
+std::vector<ChunkPiece> point_pieces(const PointsByChunk& points, std::size_t first) {
+  std::vector<ChunkPiece> pieces;
+  pieces.reserve(points.points.size());
+  for (std::size_t g = 0; g < points.groups(); ++g)
+    for (std::size_t i = points.starts[g]; i < points.starts[g + 1]; ++i)
+      pieces.push_back(ChunkPiece{points.chunks[g], points.points[i].offset, 1, first + points.points[i].index});
   return pieces;
 }
 
@@ -224,22 +223,26 @@ void SparseEngine::write_coordinates(ChunkStore& store, const ChunkGrid& grid, c
                                      std::size_t n, const std::uint8_t* values) const {
   require_fixed_size("a coordinate write");
   H5SPARSE_FAIL_IF(n > 0 && values == nullptr, ErrorCode::invalid_argument, "no values to write");
-  PointsByChunk points = detail::group_points(grid, coords, n);
   const SparseChange change;
-  CoordinateUpdate(*this, store, grid, std::move(points), values).run();
+  detail::for_each_part(grid, coords, n, [&](PointsByChunk points, std::size_t first) {
+    CoordinateUpdate(*this, store, grid, std::move(points), values + first * params_.layout.element_size).run();
+  });
 }
 
 void SparseEngine::erase_coordinates(ChunkStore& store, const ChunkGrid& grid, const std::uint64_t* coords,
                                      std::size_t n) const {
-  PointsByChunk points = detail::group_points(grid, coords, n);
-  if (params_.is_var()) return erase(store, grid, point_pieces(points));
   const SparseChange change;
-  CoordinateUpdate(*this, store, grid, std::move(points), nullptr).run();
+  detail::for_each_part(grid, coords, n, [&](PointsByChunk points, std::size_t first) {
+    if (params_.is_var()) return erase(store, grid, point_pieces(points, first));
+    CoordinateUpdate(*this, store, grid, std::move(points), nullptr).run();
+  });
 }
 
 void SparseEngine::write_var_coordinates(ChunkStore& store, const ChunkGrid& grid, const std::uint64_t* coords,
                                          std::size_t n, const VarValues& values) const {
-  write_var(store, grid, point_pieces(detail::group_points(grid, coords, n)), values);
+  detail::for_each_part(grid, coords, n, [&](const PointsByChunk& points, std::size_t first) {
+    write_var(store, grid, point_pieces(points, first), values);
+  });
 }
 
 // A fixed-size region chunk by chunk: each stored chunk it meets decoded into its elements

@@ -1,11 +1,14 @@
-// Grouping a coordinate write's points by chunk. The sort by chunk is a least-significant-digit
-// radix sort (Knuth, TAOCP vol. 3, 5.2.5), 8 bits a pass: stable, so a coordinate given twice
-// keeps the caller's order, and linear in the points. Passes whose digit is the same for every
-// point are skipped, and input already in chunk order is not sorted at all. Inside a chunk,
-// only points out of order get sorted by offset: by radix too, or by insertion when few.
+// Grouping a coordinate write's points by chunk, in 8 bytes a point. The points are dealt to
+// buckets of consecutive chunks by distribution counting (Knuth, TAOCP vol. 3, 5.2): stable,
+// so a coordinate given twice keeps the caller's order, and linear in the points. A point's
+// chunk is not kept: each pass computes it again from the coordinates, which costs less than
+// the memory it would take. When the points' chunks span at most max(2^16, n) chunks (the
+// usual case), a bucket is one chunk. Beyond, a bucket spans 2^shift chunks and its points are
+// sorted by chunk by a least-significant-digit radix sort (TAOCP 5.2.5), 8 bits a pass, passes
+// whose digit is the same for every point skipped. Inside a chunk, only points out of order
+// get sorted by offset: by radix too, or by insertion when few.
 #include "points_by_chunk.hpp"
 
-#include <algorithm>
 #include <array>
 #include <string>
 #include <utility>
@@ -34,6 +37,171 @@ unsigned bits_of(std::uint64_t max) { return max == 0 ? 0 : 64 - unsigned(__buil
                                                ") is outside the extent " + coords_text(grid.dataset_dims()));
 }
 
+// The grid in the terms of a loop over coordinates.
+struct Geometry {
+  explicit Geometry(const ChunkGrid& grid) : grid(grid), rank(grid.rank()), dims(grid.dataset_dims().data()) {
+    for (std::size_t d = 0; d < rank; ++d) {
+      div.emplace_back(grid.chunk_dims()[d]);
+      grid_dims.push_back((dims[d] + grid.chunk_dims()[d] - 1) / grid.chunk_dims()[d]);
+    }
+  }
+  const ChunkGrid& grid;
+  std::size_t rank;
+  const std::uint64_t* dims;
+  std::vector<Divider> div;
+  std::vector<std::uint64_t> grid_dims;
+};
+
+// Calls visit(i, chunk, offset) for the points point(0) ... point(n - 1); throws at the first
+// outside the extent. RANK > 0: the rank known when compiling (the usual 1-4), so the loop
+// over dimensions unrolls; 0: any rank.
+template <std::size_t RANK, typename Point, typename Visit>
+void visit_rank(const Geometry& g, std::size_t n, Point& point, Visit& visit) {
+  const std::size_t rank = RANK ? RANK : g.rank;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint64_t* c = point(i);
+    std::uint64_t chunk = 0, offset = 0;
+    bool outside = false;
+    for (std::size_t d = 0; d < rank; ++d) {
+      outside |= c[d] >= g.dims[d];
+      chunk = chunk * g.grid_dims[d] + g.div[d].quotient(c[d]);
+      offset = offset * g.div[d].d + g.div[d].remainder(c[d]);
+    }
+    if (outside) outside_extent(g.grid, c, i);
+    visit(i, chunk, std::uint32_t(offset));
+  }
+}
+
+template <typename Point, typename Visit>
+void visit_points(const Geometry& g, std::size_t n, Point&& point, Visit&& visit) {
+  switch (g.rank) {
+    case 1: return visit_rank<1>(g, n, point, visit);
+    case 2: return visit_rank<2>(g, n, point, visit);
+    case 3: return visit_rank<3>(g, n, point, visit);
+    case 4: return visit_rank<4>(g, n, point, visit);
+    default: return visit_rank<0>(g, n, point, visit);
+  }
+}
+
+// The caller's points in their order.
+struct InOrder {
+  const std::uint64_t* operator()(std::size_t i) const { return coords + i * rank; }
+  const std::uint64_t* coords;
+  std::size_t rank;
+};
+
+// Buckets of 2^shift consecutive chunks from chunk `first`.
+struct Buckets {
+  std::uint64_t first = 0;
+  unsigned shift = 0;
+  std::size_t count = 0;
+  std::size_t of(std::uint64_t chunk) const { return std::size_t((chunk - first) >> shift); }
+};
+
+// One bucket a chunk when the grid has few enough chunks; else buckets over the chunks the
+// points span, at most max(2^16, n) of them (so counting takes at most 8 bytes a point).
+Buckets choose_buckets(const Geometry& g, const InOrder& points, std::size_t n, std::uint64_t chunks) {
+  const std::uint64_t most = std::max<std::uint64_t>(std::uint64_t(1) << 16, n);
+  if (chunks <= most) return Buckets{0, 0, std::size_t(chunks)};
+  std::uint64_t low = UINT64_MAX, high = 0;
+  visit_points(g, n, points, [&](std::size_t, std::uint64_t chunk, std::uint32_t) {
+    low = std::min(low, chunk);
+    high = std::max(high, chunk);
+  });
+  unsigned shift = 0;
+  while (((high - low) >> shift) >= most) ++shift;
+  return Buckets{low, shift, std::size_t(((high - low) >> shift) + 1)};
+}
+
+// The points in bucket order, the caller's order inside a bucket; `ends` gets each bucket's
+// end (its first point is the previous bucket's end).
+PointVector deal(const Geometry& g, const InOrder& in_order, std::size_t n, const Buckets& buckets,
+                 std::vector<std::size_t>& ends) {
+  std::vector<std::size_t>& at = ends;
+  at.assign(buckets.count + 1, 0);
+  visit_points(g, n, in_order, [&](std::size_t, std::uint64_t chunk, std::uint32_t) { ++at[buckets.of(chunk) + 1]; });
+  for (std::size_t b = 1; b <= buckets.count; ++b) at[b] += at[b - 1];
+  PointVector points(n);
+  visit_points(g, n, in_order, [&](std::size_t i, std::uint64_t chunk, std::uint32_t offset) {
+    points[at[buckets.of(chunk)]++] = ChunkPoint{offset, std::uint32_t(i)};
+  });
+  at.pop_back();  // at[b] was bucket b's first point; dealing moved it to its end
+  return points;
+}
+
+// One stable pass per 8-bit digit of key(element) below `bits`, over [first, last); `spare`
+// is the passes' other buffer.
+template <typename T, typename Key>
+void radix_sort(T* first, T* last, std::vector<T, UninitialisedAllocator<T>>& spare, unsigned bits, Key key) {
+  const std::size_t n = std::size_t(last - first);
+  if (spare.size() < n) spare.resize(n);
+  T *from = first, *to = spare.data();
+  for (unsigned shift = 0; shift < bits; shift += 8) {
+    std::array<std::size_t, 256> count{};
+    for (const T* p = from; p != from + n; ++p) ++count[(key(*p) >> shift) & 255];
+    if (*std::max_element(count.begin(), count.end()) == n) continue;
+    std::size_t at = 0;
+    for (std::size_t& c : count) at += std::exchange(c, at);
+    for (const T* p = from; p != from + n; ++p) to[count[(key(*p) >> shift) & 255]++] = *p;
+    std::swap(from, to);
+  }
+  if (from != first) std::copy(from, from + n, first);
+}
+
+// A point with its chunk (counted from its bucket's first), while a bucket is sorted by chunk.
+struct KeyedPoint {
+  std::uint64_t chunk;
+  ChunkPoint point;
+};
+
+class Grouping {
+ public:
+  Grouping(const Geometry& g, const std::uint64_t* coords, std::uint64_t chunk_elements, PointsByChunk& out)
+      : g_(g), coords_(coords), offset_bits_(bits_of(chunk_elements - 1)), out_(out) {}
+
+  // Points [begin, end) of one chunk; sorts them by offset unless they are.
+  void add_chunk(std::uint64_t chunk, std::size_t begin, std::size_t end) {
+    out_.chunks.push_back(chunk);
+    out_.starts.push_back(begin);
+    ChunkPoint *first = &out_.points[begin], *last = &out_.points[end];
+    if (std::is_sorted(first, last, by_offset)) return;
+    if (last - first < 64) return std::stable_sort(first, last, by_offset);
+    // A comparison sort was 200 instructions a point for 6,500 points a chunk, radix passes
+    // over a group that stays in cache about 25.
+    radix_sort(first, last, point_spare_, offset_bits_, [](const ChunkPoint& p) { return std::uint64_t(p.offset); });
+  }
+
+  // Points [begin, end) of the chunks from `base` on, `bits` wide: sorted by chunk, each
+  // chunk's added.
+  void add_bucket(std::uint64_t base, unsigned bits, std::size_t begin, std::size_t end) {
+    keyed_.resize(end - begin);
+    const InOrder in_order{coords_, g_.rank};
+    const auto indexed = [&](std::size_t k) { return in_order(out_.points[begin + k].index); };
+    visit_points(g_, end - begin, indexed, [&](std::size_t k, std::uint64_t chunk, std::uint32_t) {
+      keyed_[k] = KeyedPoint{chunk - base, out_.points[begin + k]};
+    });
+    const auto by_chunk = [](const KeyedPoint& a, const KeyedPoint& b) { return a.chunk < b.chunk; };
+    if (!std::is_sorted(keyed_.begin(), keyed_.end(), by_chunk))
+      radix_sort(keyed_.data(), keyed_.data() + keyed_.size(), keyed_spare_, bits,
+                 [](const KeyedPoint& p) { return p.chunk; });
+    for (std::size_t k = 0; k < keyed_.size(); ++k) out_.points[begin + k] = keyed_[k].point;
+    for (std::size_t k = 0, run_end; k < keyed_.size(); k = run_end) {
+      for (run_end = k + 1; run_end < keyed_.size() && keyed_[run_end].chunk == keyed_[k].chunk;) ++run_end;
+      add_chunk(base + keyed_[k].chunk, begin + k, begin + run_end);
+    }
+  }
+
+ private:
+  static bool by_offset(const ChunkPoint& a, const ChunkPoint& b) { return a.offset < b.offset; }
+
+  const Geometry& g_;
+  const std::uint64_t* coords_;
+  unsigned offset_bits_;
+  PointsByChunk& out_;
+  PointVector point_spare_;
+  std::vector<KeyedPoint, UninitialisedAllocator<KeyedPoint>> keyed_, keyed_spare_;
+};
+
 }  // namespace
 
 std::uint64_t chunk_count_checked(const ChunkGrid& grid) {
@@ -47,128 +215,35 @@ std::uint64_t chunk_count_checked(const ChunkGrid& grid) {
   return n;
 }
 
-namespace {
-
-// Each point's chunk and offset. RANK > 0: the rank known when compiling (the usual 1-4), so
-// the loop over dimensions unrolls; 0: any rank.
-template <std::size_t RANK>
-void locate_points(const ChunkGrid& grid, const Divider* div, const std::uint64_t* gdims, const std::uint64_t* coords,
-                   std::size_t n, ChunkPoint* out) {
-  const std::size_t rank = RANK ? RANK : grid.rank();
-  const std::uint64_t* dims = grid.dataset_dims().data();
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::uint64_t* c = coords + i * rank;
-    std::uint64_t chunk = 0, offset = 0;
-    bool outside = false;
-    for (std::size_t d = 0; d < rank; ++d) {
-      outside |= c[d] >= dims[d];
-      chunk = chunk * gdims[d] + div[d].quotient(c[d]);
-      offset = offset * div[d].d + div[d].remainder(c[d]);
-    }
-    if (outside) outside_extent(grid, c, i);
-    out[i] = ChunkPoint{chunk, i, std::uint32_t(offset)};
-  }
+void check_inside_extent(const ChunkGrid& grid, const std::uint64_t* coords, std::size_t n) {
+  const Geometry g(grid);
+  visit_points(g, n, InOrder{coords, g.rank}, [](std::size_t, std::uint64_t, std::uint32_t) {});
 }
-
-PointVector locate(const ChunkGrid& grid, const std::uint64_t* coords, std::size_t n) {
-  const std::size_t rank = grid.rank();
-  std::vector<Divider> div;
-  std::vector<std::uint64_t> gdims;
-  for (std::size_t d = 0; d < rank; ++d) {
-    div.emplace_back(grid.chunk_dims()[d]);
-    gdims.push_back((grid.dataset_dims()[d] + grid.chunk_dims()[d] - 1) / grid.chunk_dims()[d]);
-  }
-  PointVector points(n);
-  const auto run = [&](auto locate_rank) { locate_rank(grid, div.data(), gdims.data(), coords, n, points.data()); };
-  switch (rank) {
-    case 1: run(locate_points<1>); break;
-    case 2: run(locate_points<2>); break;
-    case 3: run(locate_points<3>); break;
-    case 4: run(locate_points<4>); break;
-    default: run(locate_points<0>);
-  }
-  return points;
-}
-
-bool in_chunk_order(const PointVector& points) {
-  for (std::size_t i = 1; i < points.size(); ++i) {
-    const ChunkPoint &a = points[i - 1], &b = points[i];
-    if (a.chunk > b.chunk || (a.chunk == b.chunk && a.offset > b.offset)) return false;
-  }
-  return true;
-}
-
-// Calls f(begin, end) for each run of points of one chunk.
-template <typename F>
-void for_each_group(const PointVector& points, F&& f) {
-  for (std::size_t begin = 0, end; begin < points.size(); begin = end) {
-    for (end = begin + 1; end < points.size() && points[end].chunk == points[begin].chunk;) ++end;
-    f(begin, end);
-  }
-}
-
-bool offsets_ascending(const PointVector& points, std::size_t begin, std::size_t end) {
-  for (std::size_t i = begin + 1; i < end; ++i)
-    if (points[i].offset < points[i - 1].offset) return false;
-  return true;
-}
-
-// One stable pass per 8-bit digit of key(point) below `bits`, over [first, last); `spare`
-// is the passes' other buffer.
-template <typename Key>
-void radix_sort(ChunkPoint* first, ChunkPoint* last, PointVector& spare, unsigned bits, Key key) {
-  const std::size_t n = std::size_t(last - first);
-  if (spare.size() < n) spare.resize(n);
-  ChunkPoint *from = first, *to = spare.data();
-  for (unsigned shift = 0; shift < bits; shift += 8) {
-    std::array<std::size_t, 256> count{};
-    for (const ChunkPoint* p = from; p != from + n; ++p) ++count[(key(*p) >> shift) & 255];
-    if (*std::max_element(count.begin(), count.end()) == n) continue;
-    std::size_t at = 0;
-    for (std::size_t& c : count) at += std::exchange(c, at);
-    for (const ChunkPoint* p = from; p != from + n; ++p) to[count[(key(*p) >> shift) & 255]++] = *p;
-    std::swap(from, to);
-  }
-  if (from != first) std::copy(from, from + n, first);
-}
-
-// Sorts a chunk's points by offset, stably. Small groups by insertion (inside stable_sort);
-// larger ones by radix: a comparison sort was 200 instructions a point for 6,500 points a
-// chunk, the radix passes over a group that stays in cache about 25.
-void sort_by_offset(ChunkPoint* first, ChunkPoint* last, PointVector& spare, unsigned offset_bits) {
-  if (last - first < 64) {
-    std::stable_sort(first, last, [](const ChunkPoint& a, const ChunkPoint& b) { return a.offset < b.offset; });
-    return;
-  }
-  radix_sort(first, last, spare, offset_bits, [](const ChunkPoint& p) { return std::uint64_t(p.offset); });
-}
-
-}  // namespace
 
 PointsByChunk group_points(const ChunkGrid& grid, const std::uint64_t* coords, std::size_t n) {
   H5SPARSE_FAIL_IF(grid.chunk_dims().size() != grid.rank(), ErrorCode::internal_error, "chunk rank");
+  H5SPARSE_FAIL_IF(n > kPartPoints, ErrorCode::internal_error, "more points than a part holds");
   const std::uint64_t chunks = chunk_count_checked(grid);
   std::uint64_t chunk_elements = 1;
   for (std::uint64_t c : grid.chunk_dims()) chunk_elements *= c;
   H5SPARSE_FAIL_IF(chunk_elements > (std::uint64_t(1) << 32), ErrorCode::unsupported,
                    "coordinate I/O needs chunks of at most 2^32 elements");
   PointsByChunk out;
-  out.points = locate(grid, coords, n);
-  PointVector& points = out.points;
-  // By chunk first: points in row-major order (the usual input) are then in order inside each
-  // chunk already, and only the chunks whose points are not get sorted by offset.
-  const bool sorted = in_chunk_order(points);
-  PointVector spare;
-  if (!sorted)
-    radix_sort(points.data(), points.data() + points.size(), spare, bits_of(chunks - 1),
-               [](const ChunkPoint& p) { return p.chunk; });
-  const unsigned offset_bits = bits_of(chunk_elements - 1);
-  for_each_group(points, [&](std::size_t begin, std::size_t end) {
-    out.starts.push_back(begin);
-    if (!sorted && !offsets_ascending(points, begin, end))
-      sort_by_offset(&points[begin], &points[end], spare, offset_bits);
-  });
-  out.starts.push_back(points.size());
+  const Geometry g(grid);
+  const InOrder in_order{coords, g.rank};
+  const Buckets buckets = n ? choose_buckets(g, in_order, n, chunks) : Buckets{};
+  std::vector<std::size_t> ends;
+  out.points = deal(g, in_order, n, buckets, ends);
+  Grouping grouping(g, coords, chunk_elements, out);
+  for (std::size_t b = 0, begin = 0; b < buckets.count; begin = ends[b++]) {
+    if (begin == ends[b]) continue;
+    const std::uint64_t base = buckets.first + (std::uint64_t(b) << buckets.shift);
+    if (buckets.shift == 0)
+      grouping.add_chunk(base, begin, ends[b]);
+    else
+      grouping.add_bucket(base, buckets.shift, begin, ends[b]);
+  }
+  out.starts.push_back(n);
   return out;
 }
 

@@ -2,6 +2,7 @@
 // Private to core.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -12,26 +13,50 @@
 
 namespace h5sparse::detail {
 
+/// A point in 8 bytes: its chunk is its group's, and its index counts from its part's first
+/// point (for_each_part). 8 bytes a point is all a write holds besides the caller's arrays.
 struct ChunkPoint {
-  std::uint64_t chunk;   ///< linear index of its chunk in the grid
-  std::uint64_t index;   ///< its position in the caller's arrays
   std::uint32_t offset;  ///< linear in its chunk
+  std::uint32_t index;   ///< its position in the caller's arrays, from the part's first point
 };
 
-/// Points that `resize` leaves unwritten: every one is written before it is read (zeroing them
-/// first was a tenth of grouping).
+/// Points that `resize` leaves unwritten: every one is written before it is read.
 using PointVector = std::vector<ChunkPoint, UninitialisedAllocator<ChunkPoint>>;
 
 /// Points sorted by chunk, then by offset in the chunk, a coordinate given twice in the
 /// caller's order (so the last one is the last of its run).
 struct PointsByChunk {
   PointVector points;
-  std::vector<std::size_t> starts;  ///< each chunk's first point, then points.size()
+  std::vector<std::uint64_t> chunks;  ///< each group's chunk, linear in the grid
+  std::vector<std::size_t> starts;    ///< each group's first point, then points.size()
+  std::size_t groups() const { return chunks.size(); }
 };
 
 /// Checks every coordinate against the extent (Error(invalid_argument) naming the first point
-/// outside it) and groups the points.
+/// outside it) and groups the points; n < 2^32 (for_each_part splits larger calls).
 PointsByChunk group_points(const ChunkGrid& grid, const std::uint64_t* coords, std::size_t n);
+
+/// Throws as group_points does when a coordinate lies outside the extent.
+void check_inside_extent(const ChunkGrid& grid, const std::uint64_t* coords, std::size_t n);
+
+/// The most points in one part: a point's index fits in 32 bits.
+constexpr std::size_t kPartPoints = std::size_t(1) << 32;
+
+/// Calls f(points of the part, index of its first point) for consecutive parts of at most
+/// `part_points` points, in order (at least once), so a later part's points win as later
+/// points do. With more than one part every coordinate is checked first: a point outside the
+/// extent then changes nothing, as in one part.
+template <typename F>
+void for_each_part(const ChunkGrid& grid, const std::uint64_t* coords, std::size_t n, F&& f,
+                   std::size_t part_points = kPartPoints) {
+  if (n > part_points) check_inside_extent(grid, coords, n);
+  std::size_t first = 0;
+  do {
+    const std::size_t count = std::min(part_points, n - first);
+    f(group_points(grid, coords + first * grid.rank(), count), first);
+    first += count;
+  } while (first < n);
+}
 
 /// The grid's chunk count; Error(unsupported) when chunks cannot be numbered in 64 bits.
 std::uint64_t chunk_count_checked(const ChunkGrid& grid);
