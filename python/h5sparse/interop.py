@@ -67,11 +67,60 @@ def to_scipy(dset, region=None, format="coo"):
 
 def from_scipy(dset, matrix, offset=(0, 0)):
     """Defines the stored entries of a 2-D scipy.sparse matrix or array (explicit zeros too;
-    duplicates summed, as scipy sums them) at `offset` in the dataset."""
-    coo = matrix.tocoo(copy=True)
-    coo.sum_duplicates()
-    coords = np.stack([coo.row.astype(np.int64) + int(offset[0]), coo.col.astype(np.int64) + int(offset[1])], axis=1)
-    write_coo(dset, coords, coo.data)
+    duplicates summed, as scipy sums them) at `offset` in the dataset. An entry outside the
+    extent raises IndexError; nothing is stored then, nor when the values do not convert."""
+    import scipy.sparse
+    if len(dset.shape) != 2:
+        raise ValueError(f"scipy.sparse holds 2-D arrays; {dset.name} has {len(dset.shape)} dimensions")
+    csr = scipy.sparse.csr_array(matrix)
+    if not csr.has_canonical_format:
+        csr = csr.copy()
+        csr.sum_duplicates()
+    r0, c0 = (int(o) for o in offset)
+    _check_inside(dset, csr, r0, c0)
+    if dset.file.driver == "mpio":  # collective: one call on every rank
+        return write_coo(dset, _band_coords(csr, 0, csr.shape[0], r0, c0), csr.data)
+    for a, b in _row_bands(csr.indptr, r0, dset.chunks[0]):
+        write_coo(dset, _band_coords(csr, a, b, r0, c0), csr.data[csr.indptr[a]:csr.indptr[b]])
+
+
+# from_scipy writes a matrix a band of rows at a time, each band whole rows of chunks and about
+# this many entries (more when one row of chunks holds more): every chunk is written once, and
+# the coordinates of one band (16 bytes an entry) are all it makes.
+_BAND_ENTRIES = 1 << 20
+
+
+def _row_bands(indptr, r0, chunk_rows):
+    """(first, end) rows of the matrix's bands holding entries, cut only where rows of chunks
+    start, and there when the entries before the cut pass a multiple of _BAND_ENTRIES."""
+    rows = len(indptr) - 1
+    cuts = np.unique(np.concatenate([[0], np.arange((-r0) % chunk_rows, rows, chunk_rows), [rows]]))
+    band = indptr[cuts] // _BAND_ENTRIES
+    keep = np.ones(len(cuts), bool)
+    keep[1:-1] = band[1:-1] != band[:-2]
+    cuts = cuts[keep]
+    return [(int(a), int(b)) for a, b in zip(cuts[:-1], cuts[1:]) if indptr[b] > indptr[a]]
+
+
+def _band_coords(csr, a, b, r0, c0):
+    start, end = csr.indptr[a], csr.indptr[b]
+    coords = np.empty((end - start, 2), np.int64)
+    coords[:, 0] = np.repeat(np.arange(a + r0, b + r0, dtype=np.int64), np.diff(csr.indptr[a:b + 1]))
+    coords[:, 1] = csr.indices[start:end]
+    coords[:, 1] += c0
+    return coords
+
+
+def _check_inside(dset, csr, r0, c0):
+    """Refuses, before anything is written, a matrix whose entries would fall outside the extent."""
+    if csr.nnz == 0:
+        return
+    rows = np.flatnonzero(np.diff(csr.indptr))
+    last = (r0 + int(rows[-1]), c0 + int(csr.indices.max()))
+    first = (r0 + int(rows[0]), c0 + int(csr.indices.min()))
+    if min(first) < 0 or last[0] >= dset.shape[0] or last[1] >= dset.shape[1]:
+        raise IndexError(f"entries of the matrix at offset {(r0, c0)} span {first} to {last}, outside the extent "
+                         f"{dset.shape} of {dset.name}")
 
 
 def _fill_value(dset):

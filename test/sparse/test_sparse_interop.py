@@ -29,8 +29,10 @@ def test_scipy_round_trips(tmp_path):
         np.testing.assert_array_equal(part.toarray(), d[150:160, :])
         with pytest.raises(TypeError, match="step 1"):
             h5sparse.to_scipy(d, np.s_[::2, :])
-        with pytest.raises(h5sparse.H5SparseError, match="outside the extent"):
+        with pytest.raises(IndexError, match="outside the extent"):
             h5sparse.from_scipy(d, m, offset=(900, 0))
+        with pytest.raises(IndexError, match="outside the extent"):
+            h5sparse.from_scipy(d, m, offset=(0, -1))
         assert h5sparse.to_scipy(d).nnz == m.nnz  # nothing written by the refused call
 
 
@@ -54,6 +56,38 @@ def test_scipy_arrays_come_from_the_library_in_compressed_rows(tmp_path):
                                    **h5sparse.Sparse())
         with pytest.raises(TypeError, match="variable-length"):
             h5sparse.to_scipy(strings)
+
+
+def test_scipy_matrices_are_written_a_band_of_chunk_rows_at_a_time(tmp_path, monkeypatch):
+    import h5sparse.interop as interop
+    monkeypatch.setattr(interop, "_BAND_ENTRIES", 500)
+    calls = []
+    write = interop.write_coo
+    monkeypatch.setattr(interop, "write_coo", lambda d, c, v: (calls.append(c.copy()), write(d, c, v)))
+    rng = np.random.default_rng(3)
+    m = scipy.sparse.random(1000, 300, density=0.02, format="coo", random_state=rng, dtype=np.float32)
+    dup = scipy.sparse.coo_array((np.ones(50, np.float32), (m.row[:50], m.col[:50])), shape=m.shape)
+    with h5py.File(tmp_path / "b.h5", "w") as f:
+        d = f.create_dataset("x", shape=(1100, 400), dtype="f4", chunks=(32, 64), **h5sparse.Sparse())
+        h5sparse.from_scipy(d, (m + dup).tocoo(), offset=(13, 7))  # COO with duplicates: summed
+        assert len(calls) > 4
+        chunk_rows = [set(np.unique(c[:, 0] // 32).tolist()) for c in calls]
+        for i in range(len(chunk_rows)):
+            for j in range(i):
+                assert not chunk_rows[i] & chunk_rows[j], "a row of chunks written by two calls"
+        expected = np.zeros((1100, 400), np.float32)
+        expected[13:1013, 7:307] = (m + dup).toarray()
+        np.testing.assert_array_equal(d[...], expected)
+        assert h5sparse.to_scipy(d).nnz == (m + dup).tocsr().nnz
+        calls.clear()
+        h5sparse.from_scipy(d, scipy.sparse.csc_array((1000, 300), dtype=np.float32))  # empty: no call
+        assert calls == []
+        h5sparse.from_scipy(d, scipy.sparse.csc_array(m), offset=(100, 93))
+        expected[100:1100, 93:393] = np.where(m.toarray() != 0, m.toarray(), expected[100:1100, 93:393])
+        np.testing.assert_array_equal(d[...], expected)
+        with pytest.raises(h5sparse.H5SparseError, match="convert"):
+            h5sparse.from_scipy(d, scipy.sparse.random(10, 10, density=0.5, format="csr", dtype=np.complex64))
+        np.testing.assert_array_equal(d[...], expected)
 
 
 def test_pydata_sparse_round_trips_with_the_fill_value(tmp_path):

@@ -117,15 +117,16 @@ Buckets choose_buckets(const Geometry& g, const InOrder& points, std::size_t n, 
 // end (its first point is the previous bucket's end).
 PointVector deal(const Geometry& g, const InOrder& in_order, std::size_t n, const Buckets& buckets,
                  std::vector<std::size_t>& ends) {
-  std::vector<std::size_t>& at = ends;
-  at.assign(buckets.count + 1, 0);
-  visit_points(g, n, in_order, [&](std::size_t, std::uint64_t chunk, std::uint32_t) { ++at[buckets.of(chunk) + 1]; });
-  for (std::size_t b = 1; b <= buckets.count; ++b) at[b] += at[b - 1];
+  // next[b]: where bucket b's next point goes; once all are dealt, bucket b's end.
+  std::vector<std::size_t> next(buckets.count + 1, 0);
+  visit_points(g, n, in_order, [&](std::size_t, std::uint64_t chunk, std::uint32_t) { ++next[buckets.of(chunk) + 1]; });
+  for (std::size_t b = 1; b <= buckets.count; ++b) next[b] += next[b - 1];
   PointVector points(n);
   visit_points(g, n, in_order, [&](std::size_t i, std::uint64_t chunk, std::uint32_t offset) {
-    points[at[buckets.of(chunk)]++] = ChunkPoint{offset, std::uint32_t(i)};
+    points[next[buckets.of(chunk)]++] = ChunkPoint{offset, std::uint32_t(i)};
   });
-  at.pop_back();  // at[b] was bucket b's first point; dealing moved it to its end
+  next.pop_back();
+  ends = std::move(next);
   return points;
 }
 
