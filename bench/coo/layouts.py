@@ -88,17 +88,23 @@ class H5Sparse:
             h5py.h5z.filter_avail(32001)   # the plugins load before any clock
         h5py.h5z.filter_avail(h5sparse.FILTER_ID)
 
-    def write(self, path, coords, values):
+    def _create(self, f):
         c = self.spec["chunk"]
+        return f.create_dataset("x", shape=self.spec["shape"], dtype="f4", chunks=(c, c), fillvalue=0, **self.kwargs)
+
+    def write(self, path, coords, values):
         with self.h5py.File(path, "w") as f:
-            d = f.create_dataset("x", shape=self.spec["shape"], dtype="f4", chunks=(c, c), fillvalue=0,
-                                 **self.kwargs)
-            self.h5sparse.write_coo(d, coords, values)
+            self.h5sparse.write_coo(self._create(f), coords, values)
 
     def read(self, path, region=None):
         with self.h5py.File(path, "r") as f:
             box = None if region is None else np.s_[region[0]:region[1], region[2]:region[3]]
             return self.h5sparse.read_coo(f["x"], region=box)[1]
+
+    def write_matrix(self, path, m):
+        """A scipy.sparse matrix, by from_scipy."""
+        with self.h5py.File(path, "w") as f:
+            self.h5sparse.from_scipy(self._create(f), m)
 
     def points(self, path, pts):
         return _element_reads(self.h5py, path, pts)
@@ -207,6 +213,10 @@ class Csr(_Triplets):
         import scipy.sparse   # imported before the clock by preload()
         m = scipy.sparse.csr_matrix((values, (coords[:, 0], coords[:, 1])), shape=self.spec["shape"])
         m.sort_indices()
+        self.write_matrix(path, m)
+
+    def write_matrix(self, path, m):
+        """A scipy.sparse CSR matrix with sorted indices, as anndata stores one."""
         with self.h5py.File(path, "w") as f:
             self._store(f, m.data, m.indices.astype(np.int32), m.indptr.astype(np.int64))
 
