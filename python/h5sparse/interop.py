@@ -45,7 +45,8 @@ def _local(dset, region):
     """(coords relative to the box, values, box shape) of the defined elements of a box."""
     start, shape = _box(dset, region)
     coords, values = read_coo(dset, _region_of(start, shape))
-    return (coords - np.asarray(start, dtype=np.uint64)).astype(np.int64), values, shape
+    coords -= np.asarray(start, dtype=np.uint64)  # in place: each is now below 2^63, int64's same bits
+    return coords.view(np.int64), values, shape
 
 
 def to_scipy(dset, region=None, format="coo"):
@@ -145,8 +146,11 @@ def from_sparse(dset, array, offset=None):
     fill = _fill_value(dset)
     if not np.array_equal(np.asarray(coo.fill_value, dtype=dset.dtype), np.asarray(fill, dtype=dset.dtype)):
         raise ValueError(f"the array's fill value {coo.fill_value!r} differs from {dset.name}'s {fill!r}")
-    offset = np.zeros(coo.ndim, np.int64) if offset is None else np.asarray(offset, np.int64)
-    write_coo(dset, coo.coords.T.astype(np.int64) + offset, coo.data)
+    coords = coo.coords.T
+    if offset is not None:
+        coords = coords.astype(np.int64, order="C")  # a copy, which write_coo then takes as it is
+        coords += np.asarray(offset, np.int64)
+    write_coo(dset, coords, coo.data)
 
 
 def _block_shape(dset, chunks):

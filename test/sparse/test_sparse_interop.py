@@ -104,6 +104,21 @@ def test_pydata_sparse_round_trips_with_the_fill_value(tmp_path):
         np.testing.assert_array_equal(box.todense(), d[3:9, :, 10:20])
         with pytest.raises(ValueError, match="fill value"):
             h5sparse.from_sparse(d, sparse.random((2, 2, 2), density=0.5, fill_value=0.0))
+        small = sparse.random((4, 5, 6), density=0.3, random_state=3, fill_value=-1.5)
+        before = small.coords.copy()
+        e = f.create_dataset("e", shape=(20, 30, 40), dtype="f8", chunks=(8, 8, 8), fillvalue=-1.5,
+                             **h5sparse.Sparse())
+        h5sparse.from_sparse(e, small, offset=(16, 25, 34))
+        np.testing.assert_array_equal(small.coords, before)  # the caller's array is left alone
+        np.testing.assert_array_equal(h5sparse.to_sparse(e, np.s_[16:20, 25:30, 34:40]).todense(), small.todense())
+        assert h5sparse.to_sparse(e).nnz == small.nnz
+        line = f.create_dataset("line", shape=(50,), dtype="f8", chunks=(8,), fillvalue=-1.5, **h5sparse.Sparse())
+        one_d = sparse.random((10,), density=0.5, random_state=1, fill_value=-1.5)
+        before = one_d.coords.copy()
+        h5sparse.from_sparse(line, one_d, offset=(40,))  # coords.T is contiguous: still not changed
+        np.testing.assert_array_equal(one_d.coords, before)
+        np.testing.assert_array_equal(line[40:], one_d.todense())
+        assert h5sparse.to_sparse(line).nnz == one_d.nnz
 
 
 @pytest.mark.parametrize("fill", [0.0, 2.0])
