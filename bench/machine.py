@@ -34,6 +34,13 @@ def back_free_memory(nbytes=192 << 20):
     del buf  # munmap: the pages go back to the guest's free lists, reported only after a delay
 
 
+def reset_peak_rss():
+    """Makes the peak RSS the present RSS (Linux's clear_refs), so that what a call adds shows
+    after work that peaked higher before it."""
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+
+
 def peak_rss():
     """Peak RSS of this process, bytes. VmHWM, not ru_maxrss: ru_maxrss carries over the
     high-water mark of the (v)forked parent image across exec."""

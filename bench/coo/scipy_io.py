@@ -28,7 +28,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-from machine import Quiet, back_free_memory, busy_sentence, peak_rss  # noqa: E402
+from machine import Quiet, back_free_memory, busy_sentence, peak_rss, reset_peak_rss  # noqa: E402
 import layouts  # noqa: E402
 import results  # noqa: E402
 import run  # noqa: E402
@@ -80,6 +80,7 @@ def worker(job):
         coords, values = np.load(job["coords"]), np.load(job["values"])
         matrix = scipy.sparse.csr_array((values, (coords[:, 0], coords[:, 1])), shape=job["spec"]["shape"])
         del coords, values
+        reset_peak_rss()  # making the matrix peaked higher than a write may
     base = peak_rss()
     t0 = time.perf_counter()
     if kind in WRITES:
