@@ -160,7 +160,7 @@ class Grouping {
   Grouping(const Geometry& g, const std::uint64_t* coords, std::uint64_t chunk_elements, PointsByChunk& out)
       : g_(g), coords_(coords), offset_bits_(bits_of(chunk_elements - 1)), out_(out) {}
 
-  // Points [begin, end) of one chunk; sorts them by offset unless they are.
+  // Points [begin, end) of one chunk; sorts them by offset unless they are already.
   void add_chunk(std::uint64_t chunk, std::size_t begin, std::size_t end) {
     out_.chunks.push_back(chunk);
     out_.starts.push_back(begin);
