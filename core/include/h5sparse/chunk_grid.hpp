@@ -28,6 +28,8 @@ class ChunkGrid {
   std::size_t rank() const { return dims_.size(); }
   const std::vector<std::uint64_t>& dataset_dims() const { return dims_; }
   const std::vector<std::uint64_t>& chunk_dims() const { return chunk_; }
+  /// Chunks along each dimension (edge chunks counted).
+  const std::vector<std::uint64_t>& grid_dims() const { return grid_; }
   std::uint64_t chunk_count() const;
   /// Element coordinates of a chunk's first element, by the chunk's linear index.
   std::vector<std::uint64_t> chunk_origin(std::uint64_t chunk) const;

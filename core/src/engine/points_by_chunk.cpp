@@ -39,17 +39,15 @@ unsigned bits_of(std::uint64_t max) { return max == 0 ? 0 : 64 - unsigned(__buil
 
 // The grid in the terms of a loop over coordinates.
 struct Geometry {
-  explicit Geometry(const ChunkGrid& grid) : grid(grid), rank(grid.rank()), dims(grid.dataset_dims().data()) {
-    for (std::size_t d = 0; d < rank; ++d) {
-      div.emplace_back(grid.chunk_dims()[d]);
-      grid_dims.push_back((dims[d] + grid.chunk_dims()[d] - 1) / grid.chunk_dims()[d]);
-    }
+  explicit Geometry(const ChunkGrid& grid)
+      : grid(grid), rank(grid.rank()), dims(grid.dataset_dims().data()), grid_dims(grid.grid_dims().data()) {
+    for (std::uint64_t c : grid.chunk_dims()) div.emplace_back(c);
   }
   const ChunkGrid& grid;
   std::size_t rank;
   const std::uint64_t* dims;
+  const std::uint64_t* grid_dims;
   std::vector<Divider> div;
-  std::vector<std::uint64_t> grid_dims;
 };
 
 // Calls visit(i, chunk, offset) for the points point(0) ... point(n - 1); throws at the first
@@ -207,8 +205,7 @@ class Grouping {
 
 std::uint64_t chunk_count_checked(const ChunkGrid& grid) {
   std::uint64_t n = 1;
-  for (std::size_t d = 0; d < grid.rank(); ++d) {
-    const std::uint64_t g = (grid.dataset_dims()[d] + grid.chunk_dims()[d] - 1) / grid.chunk_dims()[d];
+  for (std::uint64_t g : grid.grid_dims()) {
     H5SPARSE_FAIL_IF(g != 0 && n > UINT64_MAX / g, ErrorCode::unsupported,
                      "the dataset has more than 2^64 chunks: coordinate I/O cannot number them");
     n *= g;
@@ -222,7 +219,6 @@ void check_inside_extent(const ChunkGrid& grid, const std::uint64_t* coords, std
 }
 
 PointsByChunk group_points(const ChunkGrid& grid, const std::uint64_t* coords, std::size_t n) {
-  H5SPARSE_FAIL_IF(grid.chunk_dims().size() != grid.rank(), ErrorCode::internal_error, "chunk rank");
   H5SPARSE_FAIL_IF(n > kPartPoints, ErrorCode::internal_error, "more points than a part holds");
   const std::uint64_t chunks = chunk_count_checked(grid);
   std::uint64_t chunk_elements = 1;
