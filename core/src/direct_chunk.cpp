@@ -65,6 +65,7 @@ Bytes assemble_chunk(const std::array<SectionBytes, 2>& sections, const ChunkLay
     if (e.code() == ErrorCode::out_of_memory) throw;
     throw Error(ErrorCode::invalid_argument, std::string("not a structured chunk this dataset can read: ") + e.what());
   }
+  pad_to_size_class(header, layout);
   return serialize_chunk(header, {sections[0].data, sections[1].data}, layout);
 }
 

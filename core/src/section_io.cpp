@@ -142,6 +142,41 @@ std::size_t write_compact_header(std::uint8_t version, const SectionInfo* infos,
   return std::size_t(p - out);
 }
 
+namespace {
+
+// Size classes: sizes in [2^k, 2^(k+1)) go up to a multiple of 2^(k-5), 32 classes a doubling;
+// a chunk gains about 1/64 of its size on average, at most two steps (1/16).
+int floor_log2(std::uint64_t size) {
+  int k = 0;
+  while ((size >> k) > 1) ++k;
+  return k;
+}
+
+bool any_filtered(const SectionInfo* infos, const SectionKind* kinds, std::size_t n) {
+  for (std::size_t s = 0; s < n; ++s)
+    if (infos[s].filter_mask != all_skipped(*kinds[s].pipeline)) return true;
+  return false;
+}
+
+}  // namespace
+
+std::uint32_t size_class_padding(const SectionInfo* infos, const SectionKind* kinds, std::size_t n,
+                                 std::uint64_t size) {
+  if (size == 0 || !any_filtered(infos, kinds, n)) return 0;
+  const int k = floor_log2(size);
+  const std::uint64_t step = k > 5 ? std::uint64_t(1) << (k - 5) : 1;
+  // Padding p costs its varint too: the first class size reachable as size + varint + p. It
+  // stays below 2^(k+1): HDF5 records a filtered chunk's size in as many bytes as the nominal
+  // chunk size needs, and padding must not make a chunk it could record one it cannot.
+  for (std::uint64_t target = (size + step - 1) / step * step; target < (std::uint64_t(2) << k); target += step) {
+    const std::uint64_t gap = target - size;
+    if (gap == 0) return 0;
+    for (std::size_t len = 1; len <= 5 && len < gap; ++len)
+      if (varint_size(gap - len) == len) return std::uint32_t(gap - len);
+  }
+  return 0;
+}
+
 CompactHeader read_compact_header(const std::uint8_t* data, std::size_t size, SectionInfo* infos,
                                   const SectionKind* kinds, std::size_t n) {
   H5SPARSE_FAIL_IF(size < 2, ErrorCode::corrupt_data, "structured chunk of 1 byte");

@@ -52,6 +52,15 @@ void prepare_section(std::size_t index, const std::uint8_t* data, std::size_t si
 std::size_t write_compact_header(std::uint8_t version, const SectionInfo* infos, const SectionKind* kinds,
                                  std::size_t n, std::uint32_t padding, std::uint8_t* out);
 
+/// The zero padding that makes a chunk of `size` bytes (its header written without padding
+/// included) the size of its size class (docs/FORMAT.md, "Size classes"), so that a rewrite
+/// whose compressed size moved a little keeps the size, and HDF5 keeps the chunk in place.
+/// 0 when no section of `infos` is filtered: such a chunk's size follows from what it
+/// defines alone, or when no class size lies between `size` and its next power of two.
+/// Counts the padding's own varint in the header.
+std::uint32_t size_class_padding(const SectionInfo* infos, const SectionKind* kinds, std::size_t n,
+                                 std::uint64_t size);
+
 /// Reads a compact header of `n` sections (its version byte is the caller's business) into
 /// `infos`; checks bounds, flags, the header checksum, masks against the pipelines, and that
 /// header, sections and zero padding make up exactly `size` bytes. Error(corrupt_data).

@@ -90,6 +90,14 @@ std::size_t write_header(const ChunkHeader& header, const ChunkLayout& layout, s
 
 }  // namespace
 
+void pad_to_size_class(ChunkHeader& header, const ChunkLayout& layout) {
+  header.padding = 0;
+  std::uint8_t head[ChunkHeader::kMaxSize];
+  const std::uint64_t size =
+      write_header(header, layout, head) + std::uint64_t(header.sections[0].stored_size) + header.sections[1].stored_size;
+  header.padding = detail::size_class_padding(header.sections.data(), kinds_of(layout).data(), 2, size);
+}
+
 namespace {
 
 Bytes encode_sections(const Bytes& selection, const Bytes& values, const ChunkLayout& layout) {
@@ -97,6 +105,7 @@ Bytes encode_sections(const Bytes& selection, const Bytes& values, const ChunkLa
   prepare_sections(selection.data(), selection.size(), values.data(), values.size(), layout, sections);
   ChunkHeader header;
   header.sections = {sections[0].info, sections[1].info};
+  pad_to_size_class(header, layout);
   return serialize_chunk(header, {sections[0].stored, sections[1].stored}, layout);
 }
 
@@ -124,8 +133,8 @@ Bytes replace_chunk_values(const std::uint8_t* stored, std::size_t size, const B
   PreparedSection section;
   detail::prepare_section(1, values.data(), values.size(), kinds_of(layout)[1], section);
   header.version = ChunkHeader::kVersion;
-  header.padding = 0;
   header.sections[1] = section.info;
+  pad_to_size_class(header, layout);
   return serialize_chunk(header, {stored + header.size, section.stored}, layout);
 }
 
@@ -146,10 +155,11 @@ ByteView encode_chunk_in_place(const ChunkSelection& defined, std::uint8_t* buff
   prepare_sections(selection.data(), selection.size(), buffer + values_offset, values_size, layout, sections);
   ChunkHeader header;
   header.sections = {sections[0].info, sections[1].info};
+  pad_to_size_class(header, layout);
   std::uint8_t head[ChunkHeader::kMaxSize];
   const std::size_t head_size = write_header(header, layout, head);
   const std::size_t front = head_size + sections[0].info.stored_size;
-  if (sections[1].stored != buffer + values_offset || front > values_offset) {
+  if (sections[1].stored != buffer + values_offset || front > values_offset || header.padding != 0) {
     serialize_chunk_into(header, {sections[0].stored, sections[1].stored}, layout, spill);
     return spill;
   }

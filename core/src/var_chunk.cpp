@@ -80,9 +80,13 @@ Bytes assemble(const detail::PreparedSection (&sections)[kSections], const Chunk
     infos[s] = sections[s].info;
     stored += infos[s].stored_size;
   }
+  // The chunk's size class first, then the caller's extra padding (section_io.hpp).
   std::uint8_t head[detail::compact_header_bound(kSections)];
+  const auto kinds = kinds_of(layout);
+  const std::size_t bare = detail::write_compact_header(kVarChunkVersion, infos, kinds.data(), kSections, 0, head);
+  padding += detail::size_class_padding(infos, kinds.data(), kSections, bare + stored);
   const std::size_t head_size =
-      detail::write_compact_header(kVarChunkVersion, infos, kinds_of(layout).data(), kSections, padding, head);
+      detail::write_compact_header(kVarChunkVersion, infos, kinds.data(), kSections, padding, head);
   stored += padding;
   H5SPARSE_FAIL_IF(head_size + stored > kMaxChunkBytes, ErrorCode::unsupported,
                    "a structured chunk of " + std::to_string(head_size + stored) +

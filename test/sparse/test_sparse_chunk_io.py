@@ -139,8 +139,8 @@ def test_bad_writes_are_refused_and_change_nothing(src):
                                         filter_mask=args.get("filter_mask"),
                                         section_orig_size=args.get("section_orig_size"))
     _, raw = before_raw
-    damaged = bytearray(raw)
-    damaged[-1] ^= 0x10
+    damaged = bytearray(raw)  # a byte of section 1 (zero padding to the size class may follow it)
+    damaged[bytes(raw).index(bytes(sections[1])) + len(sections[1]) // 2] ^= 0x10
     for payload, mask, message in [(b"garbage bytes", 0, "not a structured chunk"),
                                    (bytes(damaged), 0, "checksum mismatch"),
                                    (np.zeros(CHUNKS, "<f8").tobytes(), 1, "filter mask 1 refused")]:

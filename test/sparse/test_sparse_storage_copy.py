@@ -2,7 +2,8 @@
 H5Dget_create_plist) is the truth about its structured chunks, a copy of its creation property
 list makes a sparse dataset again, and H5Ocopy keeps datasets sparse (same defined sets, same
 values, same stored chunks) with the connector, without it (h5py, h5copy), within a file and
-between files, also after reads that left decoded chunks in HDF5's chunk cache."""
+between files, also after reads that left decoded chunks in HDF5's chunk cache. Compressed
+chunks come in size classes, so rewrites across reopenings stay in place."""
 import os
 import subprocess
 import sys
@@ -70,6 +71,45 @@ def test_storage_size_is_the_sum_of_the_structured_chunks(tmp_path):
         assert dset.id.get_storage_size() == stored_total(dset) == nchunks * EMPTY_CHUNK
         dset.resize((20, 10))  # chunks wholly outside are freed
         assert dset.id.get_storage_size() == stored_total(dset) == len(chunk_origins((20, 10), dset.chunks)) * empty
+
+
+def chunk_addresses(path):
+    with h5py.File(path, "r") as f:
+        dset = f["x"]
+        return [dset.id.get_chunk_info(i).byte_offset for i in range(dset.id.get_num_chunks())]
+
+
+@pytest.mark.parametrize("kind", ["floats", "strings"])
+def test_rewrites_across_reopenings_stay_in_place(tmp_path, kind):
+    """HDF5 moves a rewritten chunk whose size changed and forgets the freed space when the file
+    closes. Chunks padded to their size class (docs/FORMAT.md) keep their size when the new
+    values compress a little differently: ten reopen-and-rewrite rounds of rotated values
+    leave the file as it was. Before size classes, 143 of the 160 and 95 of the 130 rewrites
+    moved."""
+    rng = np.random.default_rng(3)
+    if kind == "floats":
+        values = np.round(rng.normal(size=(1024, 1024)), 2).astype("<f4")
+        create = dict(data=values, chunks=(256, 256), **h5sparse.Sparse(values=h5sparse.Blosc("lz4", 5, "byte")))
+    else:
+        values = np.array(["".join(rng.choice(list("etaoinshrdlu"), rng.integers(3, 11))) for _ in range(100000)],
+                          dtype=object)
+        create = dict(data=values, chunks=(8192,), dtype=h5py.string_dtype(), **h5sparse.VarChunks())
+    path = tmp_path / "f.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("x", **create)
+    size, addresses = os.path.getsize(path), chunk_addresses(path)
+    moved = 0
+    for k in range(1, 11):
+        with h5py.File(path, "a") as f:
+            f["x"][...] = np.roll(values, k)
+        now = chunk_addresses(path)
+        moved += sum(a != b for a, b in zip(addresses, now))
+        addresses = now
+    with h5py.File(path, "r") as f:
+        got = f["x"].asstr()[...] if kind == "strings" else f["x"][...]
+    assert np.array_equal(got, np.roll(values, 10))
+    assert moved <= 2, f"{moved} of {10 * len(addresses)} rewritten chunks moved"
+    assert os.path.getsize(path) <= size * 1.2
 
 
 def test_early_allocation_storage(tmp_path):

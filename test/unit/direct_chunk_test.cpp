@@ -51,9 +51,8 @@ TEST(DirectChunk, SplitThenAssembleIsByteExact) {
         const ChunkLayout l = layout_with(sp, vp);
         const Bytes stored = encode_chunk(chunk_of(l, density, 3), l);
         const auto sections = split_chunk(stored.data(), stored.size(), l);
-        EXPECT_EQ(read_chunk_header(stored.data(), stored.size(), l).size + sections[0].stored_size +
-                      sections[1].stored_size,
-                  stored.size());
+        const ChunkHeader header = read_chunk_header(stored.data(), stored.size(), l);
+        EXPECT_EQ(header.size + sections[0].stored_size + sections[1].stored_size + header.padding, stored.size());
         EXPECT_EQ(assemble_chunk(sections, l), stored);
       }
 }

@@ -12,6 +12,7 @@
 #include "h5sparse/filter_ids.hpp"
 #include "h5sparse/sparse_layout.hpp"
 #include "h5sparse/structured_chunk.hpp"
+#include "h5sparse/varint.hpp"
 #include "test_layouts.hpp"
 
 using namespace h5sparse;
@@ -327,7 +328,8 @@ TEST(StructuredChunk, ResizedEncodingKeepsTheContentAndChangesTheSize) {
       const StructuredChunk back = decode_chunk(moved.data(), moved.size(), l);
       EXPECT_EQ(back.defined.words(), c.defined.words());
       EXPECT_EQ(back.values, c.values);
-      EXPECT_EQ(read_chunk_header(moved.data(), moved.size(), l).padding, 1);
+      const std::uint32_t class_padding = read_chunk_header(usual.data(), usual.size(), l).padding;
+      EXPECT_EQ(read_chunk_header(moved.data(), moved.size(), l).padding, class_padding + 1);
       Bytes dirty = moved;  // padding must be zero
       dirty.back() = 1;
       EXPECT_THROW(decode_chunk(dirty.data(), dirty.size(), l), Error);
@@ -335,10 +337,28 @@ TEST(StructuredChunk, ResizedEncodingKeepsTheContentAndChangesTheSize) {
       EXPECT_THROW(decode_chunk(cut.data(), cut.size(), l), Error);
       Bytes twice = moved;  // padding again: two bytes
       avoid_chunk_size(twice, moved.size(), l);
-      EXPECT_EQ(read_chunk_header(twice.data(), twice.size(), l).padding, 2);
+      EXPECT_EQ(read_chunk_header(twice.data(), twice.size(), l).padding, class_padding + 2);
       EXPECT_EQ(decode_chunk(twice.data(), twice.size(), l).values, c.values);
     }
   }
+}
+
+TEST(StructuredChunk, ChunksWithAFilteredSectionArePaddedToTheirSizeClass) {
+  std::mt19937 rng(11);
+  for_every_pipeline_pair(rng, [](const ChunkLayout& l, const StructuredChunk& c, const Bytes& stored) {
+    const ChunkHeader header = read_chunk_header(stored.data(), stored.size(), l);
+    const bool filtered = header.sections[0].filter_mask != (1u << l.selection_pipeline.size()) - 1 ||
+                          header.sections[1].filter_mask != (1u << l.values_pipeline.size()) - 1;
+    const std::uint64_t p = header.padding, size = stored.size();
+    const std::uint64_t unpadded = size - p - (p ? varint_size(p) : 0);
+    if (!filtered) {
+      EXPECT_EQ(p, 0u) << "an unfiltered chunk's size follows from what it defines";
+      return;
+    }
+    EXPECT_EQ(size, class_size_of(unpadded)) << unpadded;
+    EXPECT_LE(size - unpadded, unpadded / 16 + 2) << "at most two class steps";
+    EXPECT_EQ(decode_chunk(stored.data(), stored.size(), l).values, c.values);
+  });
 }
 
 // The element count a stored chunk states: its selection's count when unfiltered and of a tag

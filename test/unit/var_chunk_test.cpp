@@ -15,6 +15,7 @@
 #include "h5sparse/sparse_layout.hpp"
 #include "h5sparse/var_chunk.hpp"
 #include "h5sparse/varint.hpp"
+#include "test_layouts.hpp"
 
 using namespace h5sparse;
 
@@ -168,6 +169,26 @@ TEST(VarChunk, RandomWritesAndErasesFollowTheModel) {
       expect_equal(chunk, model, t);
       chunk = round_trip(chunk, l);
       expect_equal(chunk, model, t);
+    }
+  }
+}
+
+TEST(VarChunk, ChunksWithAFilteredSectionArePaddedToTheirSizeClass) {
+  std::mt19937 rng(5);
+  for (std::size_t p = 0; p < 4; ++p) {
+    const ChunkLayout l = compound_layout(p);  // each has filtered sections
+    Model model;
+    for (int step = 0; step < 20; ++step) {
+      for (unsigned k = 1 + rng() % 20; k > 0; --k) model[rng() % l.element_count()] = random_element(l.var, rng);
+      const ChunkVarElements elements = elements_of(model, l.var);
+      const Bytes chunk = encode_var_chunk(elements, l);
+      const std::uint32_t padding = read_var_chunk_header(chunk.data(), chunk.size(), l).padding;
+      const std::uint64_t unpadded = chunk.size() - padding - (padding ? varint_size(padding) : 0);
+      EXPECT_EQ(chunk.size(), class_size_of(unpadded)) << unpadded;
+      const Bytes more = encode_var_chunk(elements, l, 1);  // an SWMR rewrite: one byte more
+      EXPECT_EQ(read_var_chunk_header(more.data(), more.size(), l).padding, padding + 1);
+      EXPECT_NE(more.size(), chunk.size());
+      expect_equal(decode_var_chunk(more.data(), more.size(), l), model, l.var);
     }
   }
 }

@@ -86,7 +86,8 @@ struct ChunkHeader {
   std::uint32_t padding = 0;  ///< zero bytes after section 1
 };
 
-/// Serializes a chunk: selection and values through their pipelines, checksums, header.
+/// Serializes a chunk: selection and values through their pipelines, checksums, header, and
+/// zero padding up to its size class when a section is filtered (docs/FORMAT.md).
 Bytes encode_chunk(const StructuredChunk& chunk, const ChunkLayout& layout);
 /// The same bytes from the chunk's elements.
 Bytes encode_chunk(const ChunkElements& chunk, const ChunkLayout& layout);
@@ -154,6 +155,12 @@ struct ChunkView {
 /// view and not be reused meanwhile.
 ChunkView decode_chunk_view(const std::uint8_t* data, std::size_t size, const ChunkLayout& layout,
                             std::array<Bytes, 2>* values_scratch = nullptr);
+
+/// Sets `header.padding` (its sections filled in) to bring the chunk to its size class: with a
+/// filtered section, sizes go up to 1/32 of their power of two (docs/FORMAT.md, "Size
+/// classes"), so that a rewrite whose compressed size moved a little keeps its size and HDF5
+/// keeps the chunk where it is. Every writer of chunks calls it.
+void pad_to_size_class(ChunkHeader& header, const ChunkLayout& layout);
 
 /// The stored chunk (format version 2) of `header` (sizes, masks, checksums and padding as
 /// given) with the stored bytes of section 0 and 1; the header checksum is computed. A

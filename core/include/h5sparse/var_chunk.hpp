@@ -68,7 +68,8 @@ void check_var_section_sizes(const std::array<std::uint64_t, 4>& sizes);
 
 /// Serializes a chunk in format version 3. Error(invalid_argument) for inconsistent elements
 /// or a layout without slots; Error(unsupported) for a chunk beyond the 4 GiB limits.
-/// `padding` zero bytes follow the sections (an SWMR writer's rewrite changes a chunk's size).
+/// Zero padding brings a chunk with a filtered section to its size class (docs/FORMAT.md);
+/// `padding` more zero bytes follow (an SWMR writer's rewrite changes a chunk's size).
 Bytes encode_var_chunk(const ChunkVarElements& chunk, const ChunkLayout& layout, std::uint32_t padding = 0);
 
 /// A version-3 chunk's header: each section's stored and unfiltered size, mask and checksums.
