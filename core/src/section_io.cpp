@@ -144,8 +144,6 @@ std::size_t write_compact_header(std::uint8_t version, const SectionInfo* infos,
 
 namespace {
 
-// Size classes: sizes in [2^k, 2^(k+1)) go up to a multiple of 2^(k-5), 32 classes a doubling;
-// a chunk gains about 1/64 of its size on average, at most two steps (1/16).
 int floor_log2(std::uint64_t size) {
   int k = 0;
   while ((size >> k) > 1) ++k;
@@ -163,6 +161,8 @@ bool any_filtered(const SectionInfo* infos, const SectionKind* kinds, std::size_
 std::uint32_t size_class_padding(const SectionInfo* infos, const SectionKind* kinds, std::size_t n,
                                  std::uint64_t size) {
   if (size == 0 || !any_filtered(infos, kinds, n)) return 0;
+  // Sizes in [2^k, 2^(k+1)) go up to a multiple of 2^(k-5), 32 classes a doubling: a chunk
+  // gains about 1/64 of its size on average, at most two steps (1/16).
   const int k = floor_log2(size);
   const std::uint64_t step = k > 5 ? std::uint64_t(1) << (k - 5) : 1;
   // Padding p costs its varint too: the first class size reachable as size + varint + p. It
