@@ -157,7 +157,7 @@ ChunkView decode_chunk_view(const std::uint8_t* data, std::size_t size, const Ch
                             std::array<Bytes, 2>* values_scratch = nullptr);
 
 /// Sets `header.padding` (its sections filled in) to bring the chunk to its size class: with a
-/// filtered section, sizes go up to 1/32 of their power of two (docs/FORMAT.md, "Size
+/// filtered section, sizes go up to a multiple of 1/32 of their power of two (docs/FORMAT.md, "Size
 /// classes"), so that a rewrite whose compressed size moved a little keeps its size and HDF5
 /// keeps the chunk where it is. Every writer of chunks calls it.
 void pad_to_size_class(ChunkHeader& header, const ChunkLayout& layout);
