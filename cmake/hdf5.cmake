@@ -19,10 +19,27 @@ set(H5SPARSE_HDF5_PKG "" CACHE STRING "pkg-config module of the HDF5 to build ag
 if(H5SPARSE_HDF5_PKG)
   set(h5sparse_hdf5_modules ${H5SPARSE_HDF5_PKG})
 endif()
-pkg_search_module(H5SPARSE_HDF5_PC QUIET IMPORTED_TARGET GLOBAL ${h5sparse_hdf5_modules})
-
 add_library(h5sparse_hdf5 INTERFACE)
 add_library(h5sparse_hdf5_hl INTERFACE)
+# The 1.14 API names in both series (HDF5 2.x maps them to its versioned functions).
+target_compile_definitions(h5sparse_hdf5 INTERFACE H5_USE_114_API_DEFAULT)
+if(H5SPARSE_HDF5_AT_RUN_TIME)
+  # HDF5's headers only (-DH5SPARSE_HDF5_INCLUDE_DIR=...): no library is linked, the program's
+  # HDF5 is bound at run time (hdf5_binding/).
+  find_path(H5SPARSE_HDF5_INCLUDE_DIR H5public.h PATH_SUFFIXES hdf5/serial REQUIRED)
+  file(STRINGS "${H5SPARSE_HDF5_INCLUDE_DIR}/H5public.h" h5sparse_version_lines
+       REGEX "^#define H5_VERS_(MAJOR|MINOR|RELEASE)[ \t]")
+  foreach(part MAJOR MINOR RELEASE)
+    string(REGEX MATCH "H5_VERS_${part}[ \t]+([0-9]+)" _ "${h5sparse_version_lines}")
+    list(APPEND h5sparse_version_parts ${CMAKE_MATCH_1})
+  endforeach()
+  list(JOIN h5sparse_version_parts "." H5SPARSE_HDF5_VERSION)
+  set(H5SPARSE_HDF5_INCLUDE_DIRS "${H5SPARSE_HDF5_INCLUDE_DIR}")
+  target_include_directories(h5sparse_hdf5 INTERFACE ${H5SPARSE_HDF5_INCLUDE_DIRS})
+  message(STATUS "HDF5 ${H5SPARSE_HDF5_VERSION} headers in ${H5SPARSE_HDF5_INCLUDE_DIR}, bound at run time")
+  return()  # no library, no MPI: the flavour checks below are the linked builds'
+endif()
+pkg_search_module(H5SPARSE_HDF5_PC QUIET IMPORTED_TARGET GLOBAL ${h5sparse_hdf5_modules})
 if(H5SPARSE_HDF5_PC_FOUND)
   set(H5SPARSE_HDF5_VERSION ${H5SPARSE_HDF5_PC_VERSION})
   set(H5SPARSE_HDF5_INCLUDE_DIRS ${H5SPARSE_HDF5_PC_INCLUDE_DIRS})
@@ -48,8 +65,6 @@ else()
   target_compile_definitions(h5sparse_hdf5 INTERFACE ${HDF5_C_DEFINITIONS})
   target_link_libraries(h5sparse_hdf5_hl INTERFACE h5sparse_hdf5 ${HDF5_HL_LIBRARIES})
 endif()
-# The 1.14 API names in both series (HDF5 2.x maps them to its versioned functions).
-target_compile_definitions(h5sparse_hdf5 INTERFACE H5_USE_114_API_DEFAULT)
 
 if(H5SPARSE_HDF5_VERSION VERSION_LESS 1.14)
   message(FATAL_ERROR "HDF5 >= 1.14 is required (found ${H5SPARSE_HDF5_VERSION}); run through scripts/dev")

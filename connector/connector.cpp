@@ -4,12 +4,12 @@
 #include <H5PLextern.h>
 #include <H5VLconnector_passthru.h>
 
-#include "library_guard.hpp"
 #include "callbacks.hpp"
 #include "forward.hpp"
 #include "h5sparse_vol.h"
 #include "info.hpp"
 #include "optional_ops.hpp"
+#include "plugin_entry.hpp"
 
 // HDF5 1.14 and 2.x share version 3 of the class table and the callback signatures; a new
 // version must be read before this table is trusted with it.
@@ -147,9 +147,4 @@ extern const H5VL_class_t kConnectorClass = {
 
 }  // namespace h5sparse::vol
 
-extern "C" {
-H5PL_type_t H5PLget_plugin_type(void) { return H5PL_TYPE_VOL; }
-const void* H5PLget_plugin_info(void) {
-  return h5sparse::hdf5::single_hdf5_library("VOL connector") ? &h5sparse::vol::kConnectorClass : nullptr;
-}
-}
+H5SPARSE_PLUGIN_ENTRY(vol, H5PL_TYPE_VOL, "VOL connector", &h5sparse::vol::kConnectorClass)

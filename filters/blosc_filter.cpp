@@ -10,14 +10,14 @@
 
 #include <string>
 
-#include "close_release.hpp"
-#include "library_guard.hpp"
 #include "chunk_geometry.hpp"
+#include "close_release.hpp"
 #include "error_stack.hpp"
 #include "filter_buffer.hpp"
 #include "h5sparse/blosc_cd_values.hpp"
 #include "h5sparse/codecs.hpp"
 #include "h5sparse/filter_ids.hpp"
+#include "plugin_entry.hpp"
 
 namespace {
 
@@ -98,9 +98,4 @@ const H5Z_class2_t kBloscClass = {
 
 }  // namespace
 
-extern "C" {
-H5PL_type_t H5PLget_plugin_type(void) { return H5PL_TYPE_FILTER; }
-const void* H5PLget_plugin_info(void) {
-  return h5sparse::hdf5::single_hdf5_library("blosc filter") ? &kBloscClass : nullptr;
-}
-}
+H5SPARSE_PLUGIN_ENTRY(blosc, H5PL_TYPE_FILTER, "blosc filter", &kBloscClass)

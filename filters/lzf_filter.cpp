@@ -7,13 +7,13 @@
 
 #include <string>
 
-#include "close_release.hpp"
-#include "library_guard.hpp"
 #include "chunk_geometry.hpp"
+#include "close_release.hpp"
 #include "error_stack.hpp"
 #include "filter_buffer.hpp"
 #include "h5sparse/codecs.hpp"
 #include "h5sparse/filter_ids.hpp"
+#include "plugin_entry.hpp"
 
 namespace {
 
@@ -89,9 +89,4 @@ const H5Z_class2_t kLzfClass = {
 
 }  // namespace
 
-extern "C" {
-H5PL_type_t H5PLget_plugin_type(void) { return H5PL_TYPE_FILTER; }
-const void* H5PLget_plugin_info(void) {
-  return h5sparse::hdf5::single_hdf5_library("lzf filter") ? &kLzfClass : nullptr;
-}
-}
+H5SPARSE_PLUGIN_ENTRY(lzf, H5PL_TYPE_FILTER, "lzf filter", &kLzfClass)

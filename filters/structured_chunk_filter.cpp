@@ -8,13 +8,8 @@
 // fill value (docs/FORMAT.md, "Filter parameters").
 #include <H5PLextern.h>
 
-#include "library_guard.hpp"
+#include "plugin_entry.hpp"
 #include "structured_chunk_class.hpp"
 
-extern "C" {
-H5PL_type_t H5PLget_plugin_type(void) { return H5PL_TYPE_FILTER; }
-const void* H5PLget_plugin_info(void) {
-  return h5sparse::hdf5::single_hdf5_library("structured-chunk filter") ? h5sparse::hdf5::structured_chunk_class()
-                                                                         : nullptr;
-}
-}
+H5SPARSE_PLUGIN_ENTRY(structured, H5PL_TYPE_FILTER, "structured-chunk filter",
+                      h5sparse::hdf5::structured_chunk_class())

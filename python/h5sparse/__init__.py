@@ -18,6 +18,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from . import _bundle
 from ._calls import H5SparseError, call
 
 __all__ = ["H5SparseError", "FILTER_ID", "Sparse", "VarChunks", "Blosc", "LZF", "Deflate", "Shuffle", "get_defined", "erase",
@@ -150,6 +151,8 @@ def _candidates():
     the system's search (ldconfig's cache, LD_LIBRARY_PATH: a distribution package)."""
     if os.environ.get("H5SPARSE_LIBRARY"):
         yield os.environ["H5SPARSE_LIBRARY"]
+    if _bundle.series:
+        yield _bundle.library_path()  # a wheel: the build for h5py's HDF5 series
     for entry in filter(None, os.environ.get("HDF5_PLUGIN_PATH", "").split(":")):
         yield os.path.join(entry, "..", "lib", "libh5sparse.so")        # build tree
         yield os.path.join(entry, "..", "..", "libh5sparse.so")         # PREFIX/LIBDIR/h5sparse/plugins
@@ -173,6 +176,19 @@ def _install_prefixes():
     yield sys.prefix
 
 
+def _bind_to_h5py_hdf5(lib):
+    """A libh5sparse that links no HDF5 (the wheel's) calls the HDF5 h5py loaded: bound here,
+    unless a plugin bound it already when HDF5 loaded it (hdf5_binding/binding.hpp)."""
+    if not hasattr(lib, "h5sparse_bind_hdf5"):
+        return  # linked to its HDF5 (Debian packages, CMake builds)
+    from . import _libhdf5
+    lib.h5sparse_bind_hdf5.restype = ctypes.c_char_p
+    lib.h5sparse_bind_hdf5.argtypes = [ctypes.c_void_p]
+    problem = lib.h5sparse_bind_hdf5(ctypes.cast(_libhdf5.lib().H5open, ctypes.c_void_p))
+    if problem:
+        raise ImportError(f"h5sparse cannot use h5py's HDF5: {problem.decode(errors='replace')}")
+
+
 def library():
     """The h5sparse client library (libh5sparse.so), loaded once."""
     global _lib
@@ -190,6 +206,7 @@ def library():
             raise OSError("cannot load libh5sparse.so: not beside the plugins of HDF5_PLUGIN_PATH, in this "
                           f"package's prefix ({', '.join(dict.fromkeys(_install_prefixes()))}) or the system's "
                           "library path; set H5SPARSE_LIBRARY" + (": " + "; ".join(errors) if errors else ""))
+        _bind_to_h5py_hdf5(lib)
         hid = ctypes.c_int64
         lib.h5sparse_dget_defined.restype = hid
         lib.h5sparse_dget_defined.argtypes = [hid, hid, hid]
@@ -290,3 +307,24 @@ __all__ += ["ChunkIOError", "StructChunkInfo", "read_struct_chunk", "write_struc
 from .vl_chunks import CorruptChunkError, MissingCodecError, VLElements, read_vl_chunks, vl_chunk_info  # noqa: E402
 
 __all__ += ["read_vl_chunks", "vl_chunk_info", "VLElements", "CorruptChunkError", "MissingCodecError"]
+
+_by_default = None
+
+
+def connector_by_default():
+    """True when files opened by plain h5py.File go through the h5sparse connector (h5sparse
+    imported before h5py from a wheel, or HDF5_VOL_CONNECTOR): tried once on a file in memory."""
+    global _by_default
+    if _by_default is None:
+        import h5py
+        with h5py.File("h5sparse-probe", "w", driver="core", backing_store=False) as probe:
+            _by_default = connector_version(probe) is not None
+    return _by_default
+
+
+from .files import File  # noqa: E402
+
+__all__ += ["File", "connector_by_default"]
+
+# Last, since it may import h5py (which starts HDF5): a wheel binds here (_bundle.py).
+_bundle.start()

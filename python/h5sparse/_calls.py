@@ -29,10 +29,12 @@ def _text(raw):
     return raw.decode(errors="replace") if raw else ""
 
 
-def _error_records(lib):
+def _error_records():
     """Takes the records of HDF5's default error stack (which it leaves empty), outermost first.
     Walked on a copy: the calls that name a record's class and code would clear the default stack."""
-    if not getattr(lib.H5Ewalk2, "argtypes", None):  # HDF5 itself, through libh5sparse's dependencies
+    from ._libhdf5 import lib as hdf5
+    lib = hdf5()
+    if not getattr(lib.H5Ewalk2, "argtypes", None):
         lib.H5Ewalk2.restype = ctypes.c_int
         lib.H5Ewalk2.argtypes = [ctypes.c_int64, ctypes.c_int, _WALK, ctypes.c_void_p]
         lib.H5Eget_class_name.restype = ctypes.c_ssize_t
@@ -74,6 +76,6 @@ def call(lib, what, dset, function, *args, error=H5SparseError):
     with _phil:
         rc = function(dset.id.id, *args)
         if rc < 0:
-            records = _error_records(lib)  # first: any HDF5 call (dset.name too) clears the error stack
+            records = _error_records()  # first: any HDF5 call (dset.name too) clears the error stack
             raise error(f"{what} failed on {dset.name}: {_error_text(records)}", records)
     return rc

@@ -8,6 +8,8 @@ import ctypes
 
 import numpy as np
 
+from . import _libhdf5
+
 _HVL = np.dtype([("len", np.uintp), ("p", np.uintp)])  # hvl_t
 
 
@@ -67,7 +69,7 @@ class Form:
         """Memory for `count` values the library fills (payloads it allocates)."""
         return np.zeros(count, self.item)
 
-    def from_memory(self, memory, lib):
+    def from_memory(self, memory):
         """The values of a filled room as h5py reads them; frees the library's payloads."""
         if self.base is None:
             out = [ctypes.string_at(int(p)) if p else b"" for p in memory]
@@ -75,18 +77,14 @@ class Form:
             size = self.base.itemsize
             out = [np.frombuffer(ctypes.string_at(int(p), int(n) * size), self.base).copy() if n else
                    np.zeros(0, self.base) for n, p in zip(memory["len"], memory["p"])]
-        self.reclaim(memory, lib)
+        self.reclaim(memory)
         values = np.empty(len(out), dtype=object)
         values[:] = out
         return values
 
-    def reclaim(self, memory, lib):
+    def reclaim(self, memory):
         """Frees the payloads the library allocated in `memory` (H5Treclaim, as h5py does)."""
         if not len(memory):
             return
-        space = lib.H5Screate_simple(1, ctypes.byref(ctypes.c_uint64(len(memory))), None)
-        try:
-            lib.H5Treclaim(self.mem_type.id, space, 0, memory.ctypes.data)
-        finally:
-            lib.H5Sclose(space)
+        _libhdf5.reclaim(self.mem_type.id, memory.ctypes.data, len(memory))
         memory[...] = 0

@@ -34,10 +34,6 @@ def _lib():
         for f in (lib.h5sparse_dwrite_coo, lib.h5sparse_derase_coo, lib.h5sparse_dread_coo, lib.h5sparse_dread_csr,
                   lib.h5sparse_is_sparse):
             f.restype = ctypes.c_int
-        # HDF5's own, through libh5sparse's dependencies: freeing variable-length values read.
-        lib.H5Screate_simple.argtypes, lib.H5Screate_simple.restype = [ctypes.c_int, ptr, ptr], hid
-        lib.H5Sclose.argtypes, lib.H5Sclose.restype = [hid], ctypes.c_int
-        lib.H5Treclaim.argtypes, lib.H5Treclaim.restype = [hid, hid, hid, ptr], ctypes.c_int
         _declared = True
     return lib
 
@@ -130,16 +126,16 @@ class _Batches:
         self.batches.append((c, v))
         return 0
 
-    def done(self, lib, failed=False):
+    def done(self, failed=False):
         """After the library call: variable-length values as objects, their memory freed (all
         of it when the call failed)."""
         if not self.form:
             return
         for i, (c, v) in enumerate(self.batches):
             if failed:
-                self.form.reclaim(v, lib)
+                self.form.reclaim(v)
             else:
-                self.batches[i] = (c, self.form.from_memory(v, lib))
+                self.batches[i] = (c, self.form.from_memory(v))
 
     def result(self):
         if len(self.batches) == 1:
@@ -173,11 +169,11 @@ def _read(dset, region, dtype, max_bytes, cursor, batches):
              space.id if space is not None else _H5S_ALL, mem_type.id if mem_type is not None else _H5I_INVALID_HID,
              max_bytes, cursor, callbacks[0], callbacks[1], None, _H5P_DEFAULT)
     except H5SparseError:
-        batches.done(lib, failed=True)
+        batches.done(failed=True)
         if failure:
             raise failure[0] from None
         raise
-    batches.done(lib)
+    batches.done()
 
 
 def _read_rows(dset, start, shape):
