@@ -66,13 +66,38 @@ int find_operation(H5VL_subclass_t cls, const char* name) {
   return op;
 }
 
-// Runs one of the connector's dataset operations with its argument struct.
+// The connector's version into buf, when the file of `id` is opened through it.
+herr_t connector_version(hid_t id, char* buf, size_t size) {
+  H5SparseVersionArgs op_args{buf, size};
+  H5VL_optional_args_t args{find_operation(H5VL_SUBCLS_FILE, "h5sparse.connector_version"), &op_args};
+  return H5VLfile_optional_op(id, &args, H5P_DATASET_XFER_DEFAULT, H5ES_NONE);
+}
+
+// Whether the file of `id` is opened through the connector; the error stack stays as it was.
+bool through_connector(hid_t id) {
+  herr_t rc = -1;
+  hdf5::preserving_error_stack([&] {
+    char version[64];
+    H5E_BEGIN_TRY { rc = connector_version(id, version, sizeof version); }
+    H5E_END_TRY
+  });
+  return rc >= 0;
+}
+
+// Runs one of the connector's dataset operations with its argument struct. A dataset of a
+// file opened without the connector (HDF5 then only says "invalid optional operation") gets
+// a message saying so and what to do.
 // H5VLdataset_optional_op passes the DXPL on as given, and HDF5 fails (when popping its API
 // context) on H5P_DEFAULT reaching the native connector, so the default is named here.
 void dataset_operation(hid_t dset_id, const char* name, void* op_args, hid_t dxpl_id, const char* failure) {
   if (dxpl_id == H5P_DEFAULT) dxpl_id = H5P_DATASET_XFER_DEFAULT;
   H5VL_optional_args_t args{find_operation(H5VL_SUBCLS_DATASET, name), op_args};
-  throw_if_negative(H5VLdataset_optional_op(dset_id, &args, dxpl_id, H5ES_NONE), failure);
+  if (H5VLdataset_optional_op(dset_id, &args, dxpl_id, H5ES_NONE) >= 0) return;
+  H5SPARSE_FAIL_IF(!through_connector(dset_id), ErrorCode::unsupported,
+                   "the file of this dataset is not opened through the h5sparse VOL connector: open it "
+                   "with the connector on its file access (HDF5_VOL_CONNECTOR before HDF5 starts; in "
+                   "Python, import h5sparse before h5py, or h5sparse.File)");
+  throw_if_negative(-1, failure);
 }
 
 }  // namespace
@@ -266,10 +291,7 @@ herr_t h5sparse_dstruct_chunk_iter(hid_t dset_id, hid_t dxpl_id, h5sparse_struct
 
 herr_t h5sparse_connector_version(hid_t file_id, char* buf, size_t size) {
   return call_guarded<herr_t>(Origin::client, "h5sparse_connector_version", -1, [&]() -> herr_t {
-    H5SparseVersionArgs op_args{buf, size};
-    H5VL_optional_args_t args{find_operation(H5VL_SUBCLS_FILE, "h5sparse.connector_version"), &op_args};
-    throw_if_negative(H5VLfile_optional_op(file_id, &args, H5P_DATASET_XFER_DEFAULT, H5ES_NONE),
-                      "h5sparse_connector_version failed");
+    throw_if_negative(connector_version(file_id, buf, size), "h5sparse_connector_version failed");
     return 0;
   });
 }

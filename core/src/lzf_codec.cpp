@@ -1,5 +1,8 @@
 // LZF through liblzf: the raw stream h5py's LZF filter stores (no header of its own).
+// Upstream's lzf.h has no C++ guard (Debian's adds one; nesting it here is harmless).
+extern "C" {
 #include <lzf.h>
+}
 
 #include <algorithm>
 #include <cerrno>

@@ -13,6 +13,13 @@ datasets on MPI-IO files are collective: every rank must call H5Dwrite, or the o
 import h5py
 import numpy as np
 
+from . import _bundle
+
+if _bundle.present():
+    raise ImportError("h5sparse.mpi needs parallel HDF5, which no wheel has (h5py's wheels are serial, and so "
+                      "is this one): use h5py built on parallel HDF5 with h5sparse's Debian package "
+                      "h5sparse-openmpi or a CMake build with -DH5SPARSE_PARALLEL=ON")
+
 
 def _collective_dxpl():
     dxpl = h5py.h5p.create(h5py.h5p.DATASET_XFER)
