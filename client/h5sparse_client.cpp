@@ -73,12 +73,16 @@ herr_t connector_version(hid_t id, char* buf, size_t size) {
   return H5VLfile_optional_op(id, &args, H5P_DATASET_XFER_DEFAULT, H5ES_NONE);
 }
 
-// Whether the file of `id` is opened through the connector; the error stack stays as it was.
+// Whether the file of the object `id` is opened through the connector; the error stack stays
+// as it was.
 bool through_connector(hid_t id) {
   herr_t rc = -1;
   hdf5::preserving_error_stack([&] {
-    char version[64];
-    H5E_BEGIN_TRY { rc = connector_version(id, version, sizeof version); }
+    H5E_BEGIN_TRY {
+      const Handle file(H5Iget_file_id(id));
+      char version[64];
+      if (file.valid()) rc = connector_version(file.get(), version, sizeof version);
+    }
     H5E_END_TRY
   });
   return rc >= 0;

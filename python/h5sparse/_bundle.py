@@ -20,9 +20,7 @@ CONNECTOR = "h5sparse under_vol=0;under_info={}"
 FILTERS = (("structured", 45100), ("blosc", 32001), ("lzf", 32000))
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
-# Set by start(): the series bound and whether h5py's default file access uses the connector.
-series = None
-connector_by_default = False
+series = None  # set by start(): the series bound
 
 
 def present():
@@ -65,12 +63,13 @@ def _series_in_h5py_libs():
 
 
 def _import_h5py_through_connector(wanted):
-    """Imports h5py (which starts HDF5) with the connector and the series' plugins in the
-    environment, then restores the environment as it was."""
+    """Imports h5py (which starts HDF5) with the series' plugins first on the plugin path and
+    the connector in HDF5_VOL_CONNECTOR (unless it names one already), then restores the
+    environment as it was."""
     saved = {k: os.environ.get(k) for k in ("HDF5_PLUGIN_PATH", "HDF5_VOL_CONNECTOR")}
     plugins = os.path.join(directory(wanted), "plugins")
     os.environ["HDF5_PLUGIN_PATH"] = os.pathsep.join(filter(None, [plugins, saved["HDF5_PLUGIN_PATH"]]))
-    os.environ["HDF5_VOL_CONNECTOR"] = CONNECTOR
+    os.environ["HDF5_VOL_CONNECTOR"] = saved["HDF5_VOL_CONNECTOR"] or CONNECTOR
     try:
         import h5py  # noqa: F401
         import h5py.h5  # noqa: F401  (HDF5 is started by now)
@@ -84,11 +83,11 @@ def _import_h5py_through_connector(wanted):
 
 def start():
     """Binds the wheel's binaries to h5py's HDF5 (see the module's text). No-op outside a wheel."""
-    global series, connector_by_default
+    global series
     if not present() or series is not None:
         return
     wanted = None
-    if "h5py" not in sys.modules and not os.environ.get("HDF5_VOL_CONNECTOR"):
+    if "h5py" not in sys.modules:
         wanted = _series_in_h5py_libs()
         if wanted:
             _import_h5py_through_connector(wanted)
@@ -96,7 +95,7 @@ def start():
     found = series_of(h5py.version.hdf5_version_tuple)
     if wanted and wanted != found:
         raise ImportError(f"h5py.libs holds HDF5 {wanted} but h5py runs HDF5 {h5py.version.hdf5_version}")
-    series, connector_by_default = found, bool(wanted)
+    series = found
     _register_filters()
 
 
