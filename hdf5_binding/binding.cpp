@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #endif
 #include <dlfcn.h>
+#include <link.h>
 
 #include <cstddef>
 #include <cstdio>
@@ -47,7 +48,7 @@ struct Slots {
 
 // Every name looked up in `library`; the first missing one is reported.
 std::string look_up(void* library, Slots& slots) {
-  for (std::size_t i = 0; i < kFunctionCount; ++i)
+  for (std::size_t i = 0; i < kLibraryFunctionCount; ++i)
     if ((slots.functions[i] = dlsym(library, kFunctionNames[i])) == nullptr)
       return std::string("it has no function ") + kFunctionNames[i];
   for (std::size_t i = 0; i < kDataCount; ++i)
@@ -59,7 +60,7 @@ std::string look_up(void* library, Slots& slots) {
 // The series this build's headers describe: 1.14.x binds only to 1.14.y, 2.x only to 2.y.
 std::string check_series(const Slots& slots) {
   using Version = herr_t (*)(unsigned*, unsigned*, unsigned*);
-  for (std::size_t i = 0; i < kFunctionCount; ++i) {
+  for (std::size_t i = 0; i < kLibraryFunctionCount; ++i) {
     if (std::string(kFunctionNames[i]) != "H5get_libversion") continue;
     unsigned major = 0, minor = 0, release = 0;
     if (reinterpret_cast<Version>(slots.functions[i])(&major, &minor, &release) < 0) return "H5get_libversion failed";
@@ -74,7 +75,7 @@ std::string check_series(const Slots& slots) {
 }
 
 void install(const Slots& slots) {
-  for (std::size_t i = 0; i < kFunctionCount; ++i) h5sparse_hdf5_function_slots[i] = slots.functions[i];
+  for (std::size_t i = 0; i < kLibraryFunctionCount; ++i) h5sparse_hdf5_function_slots[i] = slots.functions[i];
   for (std::size_t i = 0; i < kDataCount; ++i) h5sparse_hdf5_data_slots[i] = slots.data[i];
 }
 
@@ -101,7 +102,55 @@ std::string bind_locked(const void* address) {
   return {};
 }
 
+std::string directory_of(const std::string& path) { return path.substr(0, path.find_last_of('/') + 1); }
+
+// A loaded "libhdf5*_hl*" beside `library` (h5py.libs/libhdf5_hl-<hash>.so.N beside
+// libhdf5-<hash>.so.N; Debian's libhdf5_serial_hl.so.N beside libhdf5_serial.so.N).
+std::string high_level_library_beside(const std::string& library) {
+  struct Search {
+    std::string directory, found;
+  } search{directory_of(library), {}};
+  dl_iterate_phdr(
+      [](struct dl_phdr_info* info, size_t, void* data) {
+        auto* s = static_cast<Search*>(data);
+        const std::string path = info->dlpi_name ? info->dlpi_name : "";
+        const std::string name = path.substr(path.find_last_of('/') + 1);
+        if (directory_of(path) == s->directory && name.rfind("libhdf5", 0) == 0 &&
+            name.find("_hl") != std::string::npos)
+          s->found = path;
+        return s->found.empty() ? 0 : 1;
+      },
+      &search);
+  return search.found;
+}
+
+std::string bind_high_level_locked() {
+  if (bound.dli_fbase == nullptr) return "h5sparse is bound to no HDF5 library yet";
+  if (h5sparse_hdf5_function_slots[kFunctionCount - 1] != reinterpret_cast<void*>(&h5sparse_hdf5_unbound) ||
+      kFunctionCount == kLibraryFunctionCount)
+    return {};
+  const std::string path = high_level_library_beside(bound.dli_fname);
+  if (path.empty()) return std::string("no high-level HDF5 library is loaded beside ") + bound.dli_fname;
+  void* library = dlopen(path.c_str(), RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
+  if (library == nullptr) return std::string("dlopen failed: ") + dlerror();
+  void* found[kFunctionCount] = {};
+  for (std::size_t i = kLibraryFunctionCount; i < kFunctionCount; ++i)
+    if ((found[i] = dlsym(library, kFunctionNames[i])) == nullptr)
+      return path + ": it has no function " + kFunctionNames[i];
+  for (std::size_t i = kLibraryFunctionCount; i < kFunctionCount; ++i) h5sparse_hdf5_function_slots[i] = found[i];
+  return {};
+}
+
 }  // namespace
+
+std::string bind_high_level() noexcept {
+  try {
+    std::lock_guard<std::mutex> lock(binding_mutex);
+    return bind_high_level_locked();
+  } catch (...) {
+    return "out of memory while binding to HDF5";
+  }
+}
 
 std::string bind_to_library_at(const void* address) noexcept {
   try {
@@ -138,6 +187,12 @@ void* h5sparse_hdf5_data_slots[h5sparse::hdf5_binding::kDataSlots] = {};
 const char* h5sparse_bind_hdf5(const void* address) {
   static thread_local std::string message;
   message = h5sparse::hdf5_binding::bind_to_library_at(address);
+  return message.empty() ? nullptr : message.c_str();
+}
+
+const char* h5sparse_bind_hdf5_high_level() {
+  static thread_local std::string message;
+  message = h5sparse::hdf5_binding::bind_high_level();
   return message.empty() ? nullptr : message.c_str();
 }
 }

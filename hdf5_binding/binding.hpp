@@ -28,6 +28,10 @@ std::string bind_to_library_at(const void* address) noexcept;
 /// load no other channel), and returns false.
 bool bind_plugin(const void* caller, const char* plugin) noexcept;
 
+/// Binds the functions of HDF5's high-level library (h5sparse-tool's), from the one loaded
+/// beside the bound library. Empty on success, else what went wrong.
+std::string bind_high_level() noexcept;
+
 /// The file name of the bound library, or empty.
 std::string bound_library() noexcept;
 
@@ -37,4 +41,6 @@ extern "C" {
 /// C entry for Python: binds to the HDF5 library holding `address`; nullptr on success, else a
 /// message that stays valid until the next call.
 __attribute__((visibility("default"))) const char* h5sparse_bind_hdf5(const void* address);
+/// C entry for Python: bind_high_level(); nullptr on success, else a message.
+__attribute__((visibility("default"))) const char* h5sparse_bind_hdf5_high_level();
 }

@@ -176,4 +176,14 @@ int main(int argc, char** argv) {
 
 }  // namespace h5sparse::tool
 
+#if H5SPARSE_HDF5_AT_RUN_TIME
+// The wheel has no program of its own: its h5sparse-tool entry point runs this inside
+// libh5sparse, bound to h5py's HDF5 (python/h5sparse/_tool.py).
+extern "C" __attribute__((visibility("default"))) int h5sparse_tool_main(int argc, char** argv) {
+  const int status = h5sparse::tool::main(argc, argv);
+  std::cout.flush();
+  return status;
+}
+#else
 int main(int argc, char** argv) { return h5sparse::tool::main(argc, argv); }
+#endif

@@ -168,3 +168,27 @@ with h5py.File("e.h5", "w") as f:
 def test_mpi_says_the_wheel_is_serial(tmp_path):
     err = run("import h5sparse.mpi", tmp_path, expect_failure=True)
     assert "wheel" in err and "parallel HDF5" in err, err
+
+
+def test_h5sparse_tool_entry_point(tmp_path):
+    """The tool inside the wheel's library: show, dump and a round trip through a dense file."""
+    run("""
+        import numpy as np, h5sparse, h5py
+        with h5py.File("t.h5", "w") as f:
+            d = f.create_dataset("x", shape=(100, 100), dtype="f4", chunks=(10, 10), **h5sparse.Sparse())
+            d[5:7, 5:8] = 3
+    """, tmp_path)
+    tool = os.path.join(os.path.dirname(sys.executable), "h5sparse-tool")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HDF5_", "H5SPARSE_"))}
+
+    def h5sparse_tool(*args):
+        return subprocess.run([tool, *args], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+
+    shown = h5sparse_tool("show", "t.h5")
+    assert shown.returncode == 0 and "DEFINED_ELEMENTS 6 OF 10000" in shown.stdout, shown.stderr
+    assert h5sparse_tool("repack", "--to", "dense", "t.h5", "d.h5").returncode == 0
+    assert h5sparse_tool("repack", "--to", "sparse", "d.h5", "s.h5").returncode == 0
+    dumped = h5sparse_tool("dump", "s.h5")
+    assert "DEFINED_SPARSE_DATA BLOCK (5,5)-(6,7)" in dumped.stdout, dumped.stderr
+    missing = h5sparse_tool("show", "missing.h5")
+    assert missing.returncode == 1 and "missing.h5: no such file" in missing.stderr
