@@ -26,9 +26,7 @@ namespace h5sparse::hdf5_binding {
 namespace {
 
 #include "hdf5_names.inc"
-}  // namespace
 constexpr std::size_t kDataSlots = kDataCount + 1;  // + 1: a build may read no data global
-namespace {
 
 // Until bound, every data global reads as an invalid identifier (or false), so a stray use fails
 // in HDF5.
@@ -40,6 +38,7 @@ const bool data_slots_start_invalid = [] {
 
 std::mutex binding_mutex;
 Dl_info bound{};  // dli_fbase identifies the bound library; null while unbound
+bool high_level_bound = false;
 
 struct Slots {
   void* functions[kFunctionCount];
@@ -58,20 +57,16 @@ std::string look_up(void* library, Slots& slots) {
 }
 
 // The series this build's headers describe: 1.14.x binds only to 1.14.y, 2.x only to 2.y.
-std::string check_series(const Slots& slots) {
+std::string check_series(void* library) {
   using Version = herr_t (*)(unsigned*, unsigned*, unsigned*);
-  for (std::size_t i = 0; i < kLibraryFunctionCount; ++i) {
-    if (std::string(kFunctionNames[i]) != "H5get_libversion") continue;
-    unsigned major = 0, minor = 0, release = 0;
-    if (reinterpret_cast<Version>(slots.functions[i])(&major, &minor, &release) < 0) return "H5get_libversion failed";
-    const bool same = major == H5_VERS_MAJOR && (H5_VERS_MAJOR >= 2 || minor == H5_VERS_MINOR);
-    if (same) return {};
-    char text[160];
-    std::snprintf(text, sizeof text, "it is HDF5 %u.%u.%u; this h5sparse build is for HDF5 %d.%s", major, minor,
-                  release, H5_VERS_MAJOR, H5_VERS_MAJOR >= 2 ? "x" : "14.x");
-    return text;
-  }
-  return "H5get_libversion is not in the binding's list";
+  const auto version = reinterpret_cast<Version>(dlsym(library, "H5get_libversion"));
+  unsigned major = 0, minor = 0, release = 0;
+  if (version == nullptr || version(&major, &minor, &release) < 0) return "H5get_libversion failed";
+  if (major == H5_VERS_MAJOR && (H5_VERS_MAJOR >= 2 || minor == H5_VERS_MINOR)) return {};
+  char text[160];
+  std::snprintf(text, sizeof text, "it is HDF5 %u.%u.%u; this h5sparse build is for HDF5 %d.%s", major, minor,
+                release, H5_VERS_MAJOR, H5_VERS_MAJOR >= 2 ? "x" : "14.x");
+  return text;
 }
 
 void install(const Slots& slots) {
@@ -91,8 +86,8 @@ std::string bind_locked(const void* address) {
   void* library = dlopen(found.dli_fname, RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
   if (library == nullptr) return std::string("dlopen failed: ") + dlerror();
   Slots slots{};
-  std::string problem = look_up(library, slots);
-  if (problem.empty()) problem = check_series(slots);
+  std::string problem = check_series(library);
+  if (problem.empty()) problem = look_up(library, slots);
   if (!problem.empty()) {
     dlclose(library);
     return std::string(found.dli_fname) + ": " + problem;
@@ -126,9 +121,7 @@ std::string high_level_library_beside(const std::string& library) {
 
 std::string bind_high_level_locked() {
   if (bound.dli_fbase == nullptr) return "h5sparse is bound to no HDF5 library yet";
-  if (h5sparse_hdf5_function_slots[kFunctionCount - 1] != reinterpret_cast<void*>(&h5sparse_hdf5_unbound) ||
-      kFunctionCount == kLibraryFunctionCount)
-    return {};
+  if (high_level_bound) return {};
   const std::string path = high_level_library_beside(bound.dli_fname);
   if (path.empty()) return std::string("no high-level HDF5 library is loaded beside ") + bound.dli_fname;
   void* library = dlopen(path.c_str(), RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
@@ -138,6 +131,7 @@ std::string bind_high_level_locked() {
     if ((found[i] = dlsym(library, kFunctionNames[i])) == nullptr)
       return path + ": it has no function " + kFunctionNames[i];
   for (std::size_t i = kLibraryFunctionCount; i < kFunctionCount; ++i) h5sparse_hdf5_function_slots[i] = found[i];
+  high_level_bound = true;
   return {};
 }
 
@@ -167,15 +161,6 @@ bool bind_plugin(const void* caller, const char* plugin) noexcept {
   static std::once_flag reported;
   std::call_once(reported, [&] { std::fprintf(stderr, "h5sparse: the %s does not load: %s\n", plugin, problem.c_str()); });
   return false;
-}
-
-std::string bound_library() noexcept {
-  try {
-    std::lock_guard<std::mutex> lock(binding_mutex);
-    return bound.dli_fname ? bound.dli_fname : "";
-  } catch (...) {
-    return {};
-  }
 }
 
 }  // namespace h5sparse::hdf5_binding

@@ -32,9 +32,6 @@ bool bind_plugin(const void* caller, const char* plugin) noexcept;
 /// beside the bound library. Empty on success, else what went wrong.
 std::string bind_high_level() noexcept;
 
-/// The file name of the bound library, or empty.
-std::string bound_library() noexcept;
-
 }  // namespace h5sparse::hdf5_binding
 
 extern "C" {
