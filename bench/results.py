@@ -147,10 +147,11 @@ def cpu_model():
     return platform.processor() or "unknown"
 
 
-def machine_line(quick=False, extra=""):
-    """Date, commit, build, library versions, CPU and load: one line under the command."""
+def machine_line(quick=False, extra="", build=None):
+    """Date, commit, build, library versions, CPU and load: one line under the command. `build`
+    names the build trees where HDF5_PLUGIN_PATH does not (a script measuring several)."""
     parts = [f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC", f"commit {git_describe()}",
-             f"build {build_type(plugin_dirs())}"]
+             f"build {build or build_type(plugin_dirs())}"]
     try:
         import h5py
         import numpy
@@ -163,6 +164,6 @@ def machine_line(quick=False, extra=""):
     return line + (" (a --quick or partial run)" if quick else "") + "."
 
 
-def preamble(title, quick=False, command=None, extra=""):
+def preamble(title, quick=False, command=None, extra="", build=None):
     """Heading, command in a code block and machine line of a section, as a list of lines."""
-    return [f"### {title}", "", "```", command or command_line(), "```", "", machine_line(quick, extra), ""]
+    return [f"### {title}", "", "```", command or command_line(), "```", "", machine_line(quick, extra, build), ""]
