@@ -532,7 +532,7 @@ def main():
         if venv:
             shutil.rmtree(venv, ignore_errors=True)
     md, met, worst = report(h, sides, os.path.basename(wheel) if wheel else None, args.h5py)
-    md = "\n".join(head) + "\n" + md + f"\nRun time: {time.time() - started:.0f} s.\n"
+    md = "\n".join(head) + "\n" + md.rstrip("\n") + f"\n\nRun time: {time.time() - started:.0f} s.\n"
     print(md, flush=True)
     results.write(args, NAME, md, quick=args.quick)
 
