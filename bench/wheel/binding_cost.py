@@ -468,7 +468,8 @@ def report(h, sides, wheel_name, h5py_version):
               "zero-configuration start); the filter cases take the wheel's plugin directory from "
               "HDF5_PLUGIN_PATH. Stored sizes equal to the Debian build's: " + ("yes" if equal else "no") + ". "
               "This ratio mixes compilers (each with its own C++ library), builds of the codec libraries and of "
-              "HDF5, and Python and NumPy versions, so it measures no binding alone: the table above does.", "",
+              "HDF5, the C library (the host's against the root's), and Python and NumPy versions, so it measures "
+              "no binding alone: the table above does.", "",
               results.md_table(["case", "operation", "Debian build, M instr", "wheel, M instr", "wheel / Debian"],
                                rows), ""]
     return "\n".join(L) + "\n", met, worst
