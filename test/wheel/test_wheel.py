@@ -27,6 +27,7 @@ def run(code, cwd, expect_failure=False):
 
 
 ONE_HDF5 = """
+    import os
     def hdf5_libraries():
         with open("/proc/self/maps") as maps:
             names = {line.split()[-1] for line in maps if "/libhdf5" in line}
@@ -192,3 +193,41 @@ def test_h5sparse_tool_entry_point(tmp_path):
     assert "DEFINED_SPARSE_DATA BLOCK (5,5)-(6,7)" in dumped.stdout, dumped.stderr
     missing = h5sparse_tool("show", "missing.h5")
     assert missing.returncode == 1 and "missing.h5: no such file" in missing.stderr
+
+
+@pytest.mark.parametrize("plugin_path", [False, True])
+def test_a_second_hdf5_in_the_process_is_never_called(tmp_path, plugin_path):
+    """netCDF4's wheel brings its own HDF5 into the process beside h5py's: each keeps working,
+    and ours stay bound to h5py's; with our plugins on HDF5_PLUGIN_PATH, netCDF4's HDF5 loading
+    them is refused (it then lacks the filter, and says so), nothing crashes."""
+    code = textwrap.dedent(ONE_HDF5) + textwrap.dedent("""
+        import numpy as np, h5sparse, h5py, netCDF4
+        with h5py.File("two.h5", "w") as f:
+            d = f.create_dataset("x", shape=(100,), dtype="f4", chunks=(10,), **h5sparse.Sparse())
+            d[3:5] = 2.0
+            assert h5sparse.get_defined(d).ravel().tolist() == [3, 4]
+        with netCDF4.Dataset("two.nc", "w") as n:
+            n.createDimension("t", 100)
+            n.createVariable("v", "f4", ("t",), zlib=True)[:] = np.arange(100)
+        with netCDF4.Dataset("two.nc") as n:
+            assert n["v"][7] == 7
+        try:
+            with netCDF4.Dataset("two.h5") as n:
+                n["x"][:]
+            print("read")
+        except RuntimeError as e:
+            print("refused:", e)
+        print(len(hdf5_libraries()))
+    """)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HDF5_", "H5SPARSE_")) and k != "PYTHONPATH"}
+    if plugin_path:
+        plugins = run("from h5sparse import _config; _config.main(['--plugin-path'])", tmp_path).strip()
+        env["HDF5_PLUGIN_PATH"] = plugins
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-4000:]
+    refused, libraries = done.stdout.split("\n")[:2]
+    assert refused.startswith("refused: ") and "filter" in refused, done.stdout
+    assert libraries == "2", done.stdout
+    if plugin_path:
+        assert "refusing a second HDF5" in done.stderr, done.stderr
