@@ -323,8 +323,9 @@ def connector_by_default():
 
 
 from .files import File  # noqa: E402
+from .batches import RowBatch, RowBatches  # noqa: E402
 
-__all__ += ["File", "connector_by_default"]
+__all__ += ["File", "connector_by_default", "RowBatch", "RowBatches"]
 
 # Last, since it may import h5py (which starts HDF5): a wheel binds here (_bundle.py).
 _bundle.start()
