@@ -52,7 +52,8 @@ def series_of(version):
 
 def _series_in_h5py_libs():
     """The series of the HDF5 in h5py's wheel (h5py.libs/libhdf5-*.so.310* or .so.320*), read
-    without importing h5py; None when h5py has no such directory (not a wheel) or is missing."""
+    without importing h5py; None when h5py has no such directory (an h5py not from a wheel: it
+    is then imported first, as if the program had). ImportError when there is no h5py."""
     spec = util.find_spec("h5py")
     if spec is None or not spec.submodule_search_locations:
         raise ImportError("h5sparse needs h5py: pip install h5py")
