@@ -324,8 +324,9 @@ def connector_by_default():
 
 from .files import File  # noqa: E402
 from .batches import RowBatch, RowBatches  # noqa: E402
+from .anndata_io import read_h5ad, write_h5ad  # noqa: E402
 
-__all__ += ["File", "connector_by_default", "RowBatch", "RowBatches"]
+__all__ += ["File", "connector_by_default", "RowBatch", "RowBatches", "read_h5ad", "write_h5ad"]
 
 # Last, since it may import h5py (which starts HDF5): a wheel binds here (_bundle.py).
 _bundle.start()

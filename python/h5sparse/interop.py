@@ -175,37 +175,47 @@ def _occupied_blocks(dset, block):
     return occupied
 
 
-def _empty_block(shape, dtype, fill):
+def _empty_block(shape, dtype, fill, format):
+    if format == "csr":
+        import scipy.sparse
+        return scipy.sparse.csr_matrix(shape, dtype=dtype)
     import sparse
     return sparse.COO(np.zeros((len(shape), 0), np.int64), np.zeros(0, dtype), shape=shape, fill_value=fill)
 
 
-def _read_block(path, name, start, shape):
-    import h5py
-    with h5py.File(path, "r") as f:
+def _read_block(path, name, start, shape, format):
+    from . import File
+    with File(path, "r") as f:
+        if format == "csr":
+            import scipy.sparse
+            return scipy.sparse.csr_matrix(to_scipy(f[name], _region_of(start, shape), format="csr"))
         return to_sparse(f[name], _region_of(start, shape))
 
 
-def to_dask(dset, chunks=None):
-    """A dask array of the dataset whose blocks are sparse.COO (fill value the dataset's), read
-    when computed: each block opens the file by name, so it runs out of core and on a dask
-    cluster whose workers see the file and load h5sparse's connector. Blocks are `chunks`
-    (default: whole dataset chunks, grouped so that there are at most 4096 blocks). With a
-    fill value other than 0, pydata sparse refuses to combine the partial sums of blocks of
-    different shapes (their fill values differ): sums and means want a zero fill value."""
+def to_dask(dset, chunks=None, format="sparse"):
+    """A dask array of the dataset whose blocks are sparse.COO (fill value the dataset's), or
+    with format="csr" scipy.sparse.csr_matrix (2-D; undefined elements are zeros), read when
+    computed: each block opens the file by name, so it runs out of core and on a dask cluster
+    whose workers see the file and load h5sparse's connector. Blocks are `chunks` (default:
+    whole dataset chunks, grouped so that there are at most 4096 blocks). With a fill value
+    other than 0, pydata sparse refuses to combine the partial sums of blocks of different
+    shapes (their fill values differ): sums and means want a zero fill value."""
     import dask.array as da
-    import sparse
     from dask.highlevelgraph import HighLevelGraph
+    if format not in ("sparse", "csr"):
+        raise ValueError(f"format must be 'sparse' or 'csr', got {format!r}")
+    if format == "csr" and len(dset.shape) != 2:
+        raise ValueError(f"CSR blocks are 2-D; {dset.name} has {len(dset.shape)} dimensions")
     block = _block_shape(dset, chunks)
     dims = [tuple(min(b, n - a) for a in range(0, n, b)) or (0,) for n, b in zip(dset.shape, block)]
-    name = f"h5sparse-{dset.file.filename}-{dset.name}-{block}"
+    name = f"h5sparse-{dset.file.filename}-{dset.name}-{block}-{format}"
     occupied = _occupied_blocks(dset, block)
     fill = _fill_value(dset)
     graph = {}
     for index in np.ndindex(*[len(c) for c in dims]):
         start = tuple(b * i for b, i in zip(block, index))
         shape = tuple(c[i] for c, i in zip(dims, index))
-        graph[(name,) + index] = ((_read_block, dset.file.filename, dset.name, start, shape) if index in occupied
-                                  else (_empty_block, shape, dset.dtype, fill))
-    meta = sparse.COO.from_numpy(np.zeros((0,) * len(dset.shape), dset.dtype), fill_value=fill)
+        graph[(name,) + index] = ((_read_block, dset.file.filename, dset.name, start, shape, format)
+                                  if index in occupied else (_empty_block, shape, dset.dtype, fill, format))
+    meta = _empty_block((0,) * len(dset.shape), dset.dtype, fill, format)
     return da.Array(HighLevelGraph.from_collections(name, graph), name, chunks=tuple(dims), meta=meta)
