@@ -88,19 +88,20 @@ inline void* report_no_wrapper(const char* function) noexcept {
 // The forwards run no code of ours that can throw (a failed allocation or request wrap is
 // reported where it happens), so they need no exception guard.
 
-template <auto Under, typename Signature = decltype(Under)>
-struct ForwardIdAt1;
+/// ForwardIdAt1 and ForwardIdAt2: the connector id goes after the `Lead` arguments.
+template <auto Under, typename Lead, typename Rest>
+struct Forward;
 
-template <auto Under, typename... Args>
-struct ForwardIdAt1<Under, herr_t (*)(void*, hid_t, Args...)> {
-  static herr_t call(void* obj, Args... args) noexcept {
+template <auto Under, typename... Lead, typename... Args>
+struct Forward<Under, std::tuple<Lead...>, std::tuple<Args...>> {
+  static herr_t call(void* obj, Lead... lead, Args... args) noexcept {
     // Copied first: a refresh (H5Drefresh, H5Grefresh, H5Orefresh...) closes and frees `obj`.
     const Object* o = as_object(obj);
     void* const under = o->under;
     const hid_t under_vol_id = o->under_vol_id;
     const herr_t result = call_below<Under>(
-        *o->below, [&](auto callback) { return callback(under, args...); },
-        [&] { return Under(under, under_vol_id, args...); });
+        *o->below, [&](auto callback) { return callback(under, lead..., args...); },
+        [&] { return Under(under, lead..., under_vol_id, args...); });
     if (result < 0) return result;  // an iteration's callback value too, as HDF5 reports it
     if (wrap_trailing_request(under_vol_id, "forward", args...) < 0) return -1;
     return result;  // an iteration's positive short-circuit value included
@@ -108,22 +109,17 @@ struct ForwardIdAt1<Under, herr_t (*)(void*, hid_t, Args...)> {
 };
 
 template <auto Under, typename Signature = decltype(Under)>
+struct ForwardIdAt1;
+
+template <auto Under, typename... Args>
+struct ForwardIdAt1<Under, herr_t (*)(void*, hid_t, Args...)> : Forward<Under, std::tuple<>, std::tuple<Args...>> {};
+
+template <auto Under, typename Signature = decltype(Under)>
 struct ForwardIdAt2;
 
 template <auto Under, typename Second, typename... Args>
-struct ForwardIdAt2<Under, herr_t (*)(void*, Second, hid_t, Args...)> {
-  static herr_t call(void* obj, Second second, Args... args) noexcept {
-    const Object* o = as_object(obj);  // see ForwardIdAt1
-    void* const under = o->under;
-    const hid_t under_vol_id = o->under_vol_id;
-    const herr_t result = call_below<Under>(
-        *o->below, [&](auto callback) { return callback(under, second, args...); },
-        [&] { return Under(under, second, under_vol_id, args...); });
-    if (result < 0) return result;  // an iteration's callback value too, as HDF5 reports it
-    if (wrap_trailing_request(under_vol_id, "forward", args...) < 0) return -1;
-    return result;  // an iteration's positive short-circuit value included
-  }
-};
+struct ForwardIdAt2<Under, herr_t (*)(void*, Second, hid_t, Args...)>
+    : Forward<Under, std::tuple<Second>, std::tuple<Args...>> {};
 
 /// Forwards an operation that ends the object's life (close, request free): frees the wrapper
 /// after the object below accepted it.
