@@ -92,14 +92,13 @@ constexpr std::uint64_t kObjectTag = 0x68357370617273ULL;  // "h5spars"
 
 struct Object {
   Object(void* under_object, Below& connector_below) noexcept
-      : under(under_object), below(connector_below), under_vol_id(below->id), native(below->native) {}
+      : under(under_object), below(connector_below), under_vol_id(below->id) {}
   const std::uint64_t tag = kObjectTag;  ///< first: readable in any object HDF5 may hand us
   void* under;                           ///< the object of the connector below
   /// The connector below, shared with the file's objects; declared before the dataset views,
   /// which may still call it when they are destroyed.
   const BelowUser below;
   const hid_t under_vol_id;  ///< below->id, read by every forward
-  const bool native;         ///< below->native
   std::unique_ptr<SparseDataset, SparseDatasetDelete> sparse;  ///< set for datasets with structured chunks
 };
 
