@@ -70,7 +70,7 @@ extern const H5VL_class_t kConnectorClass = {
         dataset_get,
         dataset_specific,
         dataset_optional,
-        dataset_close,
+        ForwardClose<H5VLdataset_close>::call,
     },
     {
         // datatype

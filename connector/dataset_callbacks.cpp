@@ -11,6 +11,7 @@
 
 #include "callbacks.hpp"
 #include "error_stack.hpp"
+#include "forward.hpp"
 #include "h5sparse_vol.h"
 #include "native_dataset.hpp"
 #include "object.hpp"
@@ -156,13 +157,13 @@ herr_t dataset_write(size_t count, void* dset[], hid_t mem_type_id[], hid_t mem_
 }
 
 herr_t dataset_get(void* obj, H5VL_dataset_get_args_t* args, hid_t dxpl_id, void** req) noexcept {
+  Object* o = as_object(obj);
+  if (args->op_type != H5VL_DATASET_GET_TYPE || !o->sparse || !o->sparse->params().is_var())
+    return ForwardIdAt1<H5VLdataset_get>::call(obj, args, dxpl_id, req);
+  // H5Dget_type of a variable-length dataset: its true type, not the carrier stored below.
   return call_guarded<herr_t>(Origin::connector, "dataset_get", -1, [&]() -> herr_t {
-    Object* o = as_object(obj);
-    if (args->op_type == H5VL_DATASET_GET_TYPE && o->sparse && o->sparse->params().is_var())
-      return args->args.get_type.type_id = hdf5::checked(H5Tcopy(o->sparse->file_type()), "cannot copy").release(), 0;
-    const herr_t rc = H5VLdataset_get(o->under, o->under_vol_id, args, dxpl_id, req);
-    if (rc >= 0) wrap_request(req, o->under_vol_id);
-    return rc;
+    args->args.get_type.type_id = hdf5::checked(H5Tcopy(o->sparse->file_type()), "cannot copy").release();
+    return 0;
   });
 }
 
@@ -198,21 +199,7 @@ herr_t dataset_optional(void* obj, H5VL_optional_args_t* args, hid_t dxpl_id, vo
     std::optional<SparseChange> change;
     if (args->op_type == H5VL_NATIVE_DATASET_CHUNK_WRITE || args->op_type == H5VL_NATIVE_DATASET_FORMAT_CONVERT)
       change.emplace();
-    const herr_t rc = H5VLdataset_optional(o->under, o->under_vol_id, args, dxpl_id, req);
-    if (rc >= 0) wrap_request(req, o->under_vol_id);
-    return rc;
-  });
-}
-
-herr_t dataset_close(void* dset, hid_t dxpl_id, void** req) noexcept {
-  return call_guarded<herr_t>(Origin::connector, "dataset_close", -1, [&]() -> herr_t {
-    Object* o = as_object(dset);
-    const herr_t rc = H5VLdataset_close(o->under, o->under_vol_id, dxpl_id, req);
-    if (rc >= 0) {
-      wrap_request(req, o->under_vol_id);
-      free_wrapper(o);
-    }
-    return rc;
+    return ForwardIdAt1<H5VLdataset_optional>::call(obj, args, dxpl_id, req);
   });
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "error_stack.hpp"
+#include "forward.hpp"
 #include "h5sparse_vol.h"
 #include "object.hpp"
 
@@ -76,7 +77,6 @@ bool is_own_operation(H5VL_subclass_t cls, int opt_type) noexcept {
 
 herr_t file_optional(void* obj, H5VL_optional_args_t* args, hid_t dxpl_id, void** req) noexcept {
   return hdf5::call_guarded<herr_t>(hdf5::Origin::connector, "file_optional", -1, [&]() -> herr_t {
-    Object* o = as_object(obj);
     if (own_operation(H5VL_SUBCLS_FILE, args->op_type) == OwnOperation::connector_version) {
       auto* v = static_cast<H5SparseVersionArgs*>(args->args);
       const std::string text = std::string(H5SPARSE_VOL_NAME) + " " + H5SPARSE_VERSION_STRING;
@@ -85,9 +85,7 @@ herr_t file_optional(void* obj, H5VL_optional_args_t* args, hid_t dxpl_id, void*
       std::memcpy(v->buffer, text.c_str(), text.size() + 1);
       return 0;
     }
-    const herr_t rc = H5VLfile_optional(o->under, o->under_vol_id, args, dxpl_id, req);
-    if (rc >= 0) wrap_request(req, o->under_vol_id);
-    return rc;
+    return ForwardIdAt1<H5VLfile_optional>::call(obj, args, dxpl_id, req);
   });
 }
 
