@@ -35,6 +35,7 @@ Object* wrap_dataset(void* under, const Object& parent, hid_t dxpl_id, void** re
   return object;
 }
 
+/// Get-defined of a dense dataset: every element is defined (RFC), so the answer is the selection.
 hid_t dense_defined(Object* o, hid_t file_space, hid_t dxpl_id) {
   if (file_space != H5S_ALL) return hdf5::checked(H5Scopy(file_space), "cannot copy the selection").release();
   // The dataset's dataspace selects all elements.
@@ -177,21 +178,16 @@ herr_t dataset_optional(void* obj, H5VL_optional_args_t* args, hid_t dxpl_id, vo
     if (const std::optional<herr_t> served = serve_chunk_operation(o, args, dxpl_id)) return *served;
     if (const std::optional<herr_t> served = serve_coordinate_operation(o, args, dxpl_id)) return *served;
     const OwnOperation op = own_operation(H5VL_SUBCLS_DATASET, args->op_type);
-    if (op == OwnOperation::get_defined && !o->sparse) {
-      // RFC: every element of a dense dataset is defined, so the answer is the selection itself.
+    if (op == OwnOperation::get_defined) {
       auto* a = static_cast<H5SparseGetDefinedArgs*>(args->args);
-      a->defined_space_id = dense_defined(o, a->file_space_id, dxpl_id);
+      a->defined_space_id = o->sparse ? o->sparse->get_defined(a->file_space_id, dxpl_id)
+                                      : dense_defined(o, a->file_space_id, dxpl_id);
       return 0;
     }
-    if (op == OwnOperation::get_defined || op == OwnOperation::erase) {
+    if (op == OwnOperation::erase) {
       H5SPARSE_FAIL_IF(!o->sparse, ErrorCode::invalid_argument,
-              "erase: the dataset is not sparse (its pipeline has no structured-chunk filter)");
-      if (op == OwnOperation::get_defined) {
-        auto* a = static_cast<H5SparseGetDefinedArgs*>(args->args);
-        a->defined_space_id = o->sparse->get_defined(a->file_space_id, dxpl_id);
-      } else {
-        o->sparse->erase(static_cast<H5SparseEraseArgs*>(args->args)->file_space_id, dxpl_id);
-      }
+                       "erase: the dataset is not sparse (its pipeline has no structured-chunk filter)");
+      o->sparse->erase(static_cast<H5SparseEraseArgs*>(args->args)->file_space_id, dxpl_id);
       return 0;
     }
     // Native operations that change stored chunks (direct chunk writes, also those a sparse
