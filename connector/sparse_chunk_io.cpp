@@ -110,19 +110,27 @@ void info_by_coord(const StructChunks& c, const H5SparseStructChunkInfoByCoordAr
   if (a.chunk_size) *a.chunk_size = 0;
 }
 
-int iterate(const StructChunks& c, const H5SparseStructChunkIterArgs& a) {
+void iterate(const StructChunks& c, H5SparseStructChunkIterArgs& a) {
   H5SPARSE_FAIL_IF(a.op == nullptr, ErrorCode::invalid_argument, c.context() + ": no callback given");
+  int rc = 0;
   for (const hdf5::IndexEntry& e : c.index()) {
     const LocatedChunk chunk = c.read(e);
     h5sparse_struct_chunk_info_t info;
     describe(c.sections(chunk, e.origin), &info);
     haddr_t addr = chunk.addr;
     hsize_t size = chunk.bytes.size();
-    const int rc = a.op(e.origin.data(), &info, &addr, &size, a.op_data_size, a.op_data);
+    rc = a.op(e.origin.data(), &info, &addr, &size, a.op_data_size, a.op_data);
     H5SPARSE_FAIL_IF(rc < 0, ErrorCode::invalid_argument,
                      c.where(e.origin) + ": the iteration callback failed (returned " + std::to_string(rc) + ")");
-    if (rc > 0) return rc;
+    if (rc > 0) break;
   }
+  a.result = rc;
+}
+
+/// `serve` on a sparse dataset's chunks with the arguments of our operation `name`.
+template <typename Args>
+herr_t serve_struct(Object* o, const char* name, hid_t dxpl, void* args, void (*serve)(const StructChunks&, Args&)) {
+  serve(chunks_of(o, name, dxpl), *static_cast<Args*>(args));
   return 0;
 }
 
@@ -131,44 +139,30 @@ int iterate(const StructChunks& c, const H5SparseStructChunkIterArgs& a) {
 std::optional<herr_t> serve_chunk_operation(Object* o, H5VL_optional_args_t* args, hid_t dxpl) {
   switch (own_operation(H5VL_SUBCLS_DATASET, args->op_type)) {
     case OwnOperation::write_struct_chunk:
-      write_struct(chunks_of(o, "h5sparse_dwrite_struct_chunk", dxpl),
-                   *static_cast<H5SparseWriteStructChunkArgs*>(args->args));
-      return 0;
+      return serve_struct(o, "h5sparse_dwrite_struct_chunk", dxpl, args->args, write_struct);
     case OwnOperation::read_struct_chunk:
-      read_struct(chunks_of(o, "h5sparse_dread_struct_chunk", dxpl),
-                  *static_cast<H5SparseReadStructChunkArgs*>(args->args));
-      return 0;
+      return serve_struct(o, "h5sparse_dread_struct_chunk", dxpl, args->args, read_struct);
     case OwnOperation::get_struct_chunk_info:
-      info_by_index(chunks_of(o, "h5sparse_dget_struct_chunk_info", dxpl),
-                    *static_cast<H5SparseStructChunkInfoArgs*>(args->args));
-      return 0;
+      return serve_struct(o, "h5sparse_dget_struct_chunk_info", dxpl, args->args, info_by_index);
     case OwnOperation::get_struct_chunk_info_by_coord:
-      info_by_coord(chunks_of(o, "h5sparse_dget_struct_chunk_info_by_coord", dxpl),
-                    *static_cast<H5SparseStructChunkInfoByCoordArgs*>(args->args));
-      return 0;
-    case OwnOperation::struct_chunk_iter: {
-      auto* a = static_cast<H5SparseStructChunkIterArgs*>(args->args);
-      a->result = iterate(chunks_of(o, "h5sparse_dstruct_chunk_iter", dxpl), *a);
-      return 0;
-    }
+      return serve_struct(o, "h5sparse_dget_struct_chunk_info_by_coord", dxpl, args->args, info_by_coord);
+    case OwnOperation::struct_chunk_iter:
+      return serve_struct(o, "h5sparse_dstruct_chunk_iter", dxpl, args->args, iterate);
     default: break;
   }
-  if (!o->sparse) return std::nullopt;  // dense datasets: every native operation as it is
-  switch (args->op_type) {
-    case H5VL_NATIVE_DATASET_CHUNK_WRITE:
-      // Direct chunk writes from several MPI ranks silently lose data (issue 7).
-      H5SPARSE_FAIL_IF(o->sparse->on_mpi_file(), ErrorCode::unsupported,
-              "H5Dwrite_chunk on a sparse dataset of an MPI-IO file is refused (direct chunk writes from "
-              "several ranks lose data); write collectively with H5Dwrite");
-      chunks_of(o, "H5Dwrite_chunk", dxpl)
-          .check_native_write(static_cast<H5VL_native_dataset_optional_args_t*>(args->args)->chunk_write);
-      return std::nullopt;  // valid: stored as given
-    // The rest describe or return the stored structured chunk as a whole, which is what is
-    // stored: H5Dread_chunk returns its bytes (filter mask 0); H5Dget_chunk_info(_by_coord),
-    // H5Dchunk_iter and H5Dget_chunk_storage_size give its address and size (header included);
-    // H5Dget_num_chunks counts stored chunks; H5Dget_offset is HADDR_UNDEF (chunked layout).
-    default: return std::nullopt;
-  }
+  // Dense datasets: every native operation as it is. On sparse ones, all but H5Dwrite_chunk
+  // describe or return the stored structured chunk as a whole, which is what is stored:
+  // H5Dread_chunk returns its bytes (filter mask 0); H5Dget_chunk_info(_by_coord), H5Dchunk_iter
+  // and H5Dget_chunk_storage_size give its address and size (header included); H5Dget_num_chunks
+  // counts stored chunks; H5Dget_offset is HADDR_UNDEF (chunked layout).
+  if (!o->sparse || args->op_type != H5VL_NATIVE_DATASET_CHUNK_WRITE) return std::nullopt;
+  // Direct chunk writes from several MPI ranks silently lose data (issue 7).
+  H5SPARSE_FAIL_IF(o->sparse->on_mpi_file(), ErrorCode::unsupported,
+                   "H5Dwrite_chunk on a sparse dataset of an MPI-IO file is refused (direct chunk writes from "
+                   "several ranks lose data); write collectively with H5Dwrite");
+  chunks_of(o, "H5Dwrite_chunk", dxpl)
+      .check_native_write(static_cast<H5VL_native_dataset_optional_args_t*>(args->args)->chunk_write);
+  return std::nullopt;  // valid: stored as given
 }
 
 }  // namespace h5sparse::vol
