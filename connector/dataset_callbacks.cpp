@@ -52,26 +52,31 @@ herr_t transfer_below(hid_t under_vol_id, size_t count, void* under[], hid_t mem
   return rc;
 }
 
-/// The datasets of a multi-dataset transfer that go below together.
-template <typename Buffer>
-struct ForwardedTransfers {
+/// Reads (Api = H5VLdataset_read) or writes (H5VLdataset_write) `count` datasets: the sparse
+/// ones `serve(i)` takes, the rest below in one call.
+template <auto Api, typename Buffer, typename Serve>
+herr_t transfer(size_t count, void* dset[], hid_t mem_types[], hid_t mem_spaces[], hid_t file_spaces[], hid_t dxpl_id,
+                Buffer bufs[], void** req, Serve&& serve) {
+  const Object* first = as_object(dset[0]);
+  if (count == 1 && !first->sparse) {  // the usual call, without building arrays
+    void* under = first->under;
+    return transfer_below<Api>(first->under_vol_id, 1, &under, mem_types, mem_spaces, file_spaces, dxpl_id, bufs, req);
+  }
   std::vector<void*> under;
-  std::vector<hid_t> mem_types, mem_spaces, file_spaces;
-  std::vector<Buffer> bufs;
-
-  void add(void* dset, hid_t mem_type, hid_t mem_space, hid_t file_space, Buffer buf) {
-    under.push_back(as_object(dset)->under);
-    mem_types.push_back(mem_type);
-    mem_spaces.push_back(mem_space);
-    file_spaces.push_back(file_space);
-    bufs.push_back(buf);
+  std::vector<hid_t> below_types, below_mem_spaces, below_file_spaces;
+  std::vector<Buffer> below_bufs;
+  for (size_t i = 0; i < count; ++i) {
+    if (serve(i)) continue;
+    under.push_back(as_object(dset[i])->under);
+    below_types.push_back(mem_types[i]);
+    below_mem_spaces.push_back(mem_spaces[i]);
+    below_file_spaces.push_back(file_spaces[i]);
+    below_bufs.push_back(bufs[i]);
   }
-  template <auto Api>
-  herr_t transfer(hid_t under_vol_id, hid_t dxpl_id, void** req) {
-    return transfer_below<Api>(under_vol_id, under.size(), under.data(), mem_types.data(), mem_spaces.data(),
-                               file_spaces.data(), dxpl_id, bufs.data(), req);
-  }
-};
+  if (under.empty()) return 0;
+  return transfer_below<Api>(first->under_vol_id, under.size(), under.data(), below_types.data(),
+                             below_mem_spaces.data(), below_file_spaces.data(), dxpl_id, below_bufs.data(), req);
+}
 
 }  // namespace
 
@@ -100,34 +105,24 @@ void* dataset_open(void* obj, const H5VL_loc_params_t* loc_params, const char* n
 herr_t dataset_read(size_t count, void* dset[], hid_t mem_type_id[], hid_t mem_space_id[], hid_t file_space_id[],
                     hid_t dxpl_id, void* buf[], void** req) noexcept {
   return call_guarded<herr_t>(Origin::connector, "dataset_read", -1, [&]() -> herr_t {
-    Object* first = as_object(dset[0]);
-    if (count == 1 && !first->sparse) {  // the usual call, without building arrays
-      void* under = first->under;
-      return transfer_below<H5VLdataset_read>(first->under_vol_id, 1, &under, mem_type_id, mem_space_id,
-                                              file_space_id, dxpl_id, buf, req);
-    }
     // Sparse datasets are read by the connector where it can; the rest go below together.
-    std::vector<std::size_t> forwarded;
-    for (size_t i = 0; i < count; ++i) {
-      Object* o = as_object(dset[i]);
-      if (!o->sparse || !o->sparse->read(mem_type_id[i], mem_space_id[i], file_space_id[i], dxpl_id, buf[i]))
-        forwarded.push_back(i);
-    }
-    if (forwarded.empty()) return 0;
-    ForwardedTransfers<void*> below;
-    for (std::size_t i : forwarded) {
-      if (as_object(dset[i])->sparse) as_object(dset[i])->sparse->note_native_read();
-      below.add(dset[i], mem_type_id[i], mem_space_id[i], file_space_id[i], buf[i]);
-    }
-    const herr_t rc = below.transfer<H5VLdataset_read>(first->under_vol_id, dxpl_id, req);
+    std::vector<std::size_t> sparse_below;
+    const auto read_sparse = [&](size_t i) {
+      const SparseDataset* sparse = as_object(dset[i])->sparse.get();
+      if (sparse == nullptr) return false;
+      if (sparse->read(mem_type_id[i], mem_space_id[i], file_space_id[i], dxpl_id, buf[i])) return true;
+      sparse->note_native_read();
+      sparse_below.push_back(i);
+      return false;
+    };
+    const herr_t rc = transfer<H5VLdataset_read>(count, dset, mem_type_id, mem_space_id, file_space_id, dxpl_id, buf,
+                                                 req, read_sparse);
     if (rc >= 0) return rc;
     // The structured-chunk filter reported corruption without knowing where: find the chunk and
     // replace the stack with one record naming dataset, chunk and cause.
-    for (std::size_t i : forwarded) {
-      Object* o = as_object(dset[i]);
-      if (!o->sparse) continue;
+    for (std::size_t i : sparse_below) {
       try {
-        o->sparse->diagnose_read(file_space_id[i], dxpl_id);
+        as_object(dset[i])->sparse->diagnose_read(file_space_id[i], dxpl_id);
       } catch (const Error& e) {
         if (e.code() == ErrorCode::corrupt_data || e.code() == ErrorCode::unsupported) H5Eclear2(H5E_DEFAULT);
         throw;
@@ -140,20 +135,13 @@ herr_t dataset_read(size_t count, void* dset[], hid_t mem_type_id[], hid_t mem_s
 herr_t dataset_write(size_t count, void* dset[], hid_t mem_type_id[], hid_t mem_space_id[], hid_t file_space_id[],
                      hid_t dxpl_id, const void* buf[], void** req) noexcept {
   return call_guarded<herr_t>(Origin::connector, "dataset_write", -1, [&]() -> herr_t {
-    Object* first = as_object(dset[0]);
-    if (count == 1 && !first->sparse) {  // the usual call, without building arrays
-      void* under = first->under;
-      return transfer_below<H5VLdataset_write>(first->under_vol_id, 1, &under, mem_type_id, mem_space_id,
-                                              file_space_id, dxpl_id, buf, req);
-    }
-    ForwardedTransfers<const void*> below;
-    for (size_t i = 0; i < count; ++i) {
-      Object* o = as_object(dset[i]);
-      if (o->sparse) o->sparse->write(mem_type_id[i], mem_space_id[i], file_space_id[i], dxpl_id, buf[i]);
-      else below.add(dset[i], mem_type_id[i], mem_space_id[i], file_space_id[i], buf[i]);
-    }
-    if (below.under.empty()) return 0;
-    return below.transfer<H5VLdataset_write>(first->under_vol_id, dxpl_id, req);
+    const auto write_sparse = [&](size_t i) {
+      SparseDataset* sparse = as_object(dset[i])->sparse.get();
+      if (sparse != nullptr) sparse->write(mem_type_id[i], mem_space_id[i], file_space_id[i], dxpl_id, buf[i]);
+      return sparse != nullptr;
+    };
+    return transfer<H5VLdataset_write>(count, dset, mem_type_id, mem_space_id, file_space_id, dxpl_id, buf, req,
+                                       write_sparse);
   });
 }
 
