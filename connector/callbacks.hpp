@@ -34,7 +34,6 @@ void* dataset_open(void* obj, const H5VL_loc_params_t* loc_params, const char* n
                    void** req) noexcept;
 herr_t dataset_get(void* obj, H5VL_dataset_get_args_t* args, hid_t dxpl_id, void** req) noexcept;
 herr_t dataset_optional(void* obj, H5VL_optional_args_t* args, hid_t dxpl_id, void** req) noexcept;
-// dataset_specific.cpp
 herr_t dataset_specific(void* obj, H5VL_dataset_specific_args_t* args, hid_t dxpl_id, void** req) noexcept;
 herr_t dataset_read(size_t count, void* dset[], hid_t mem_type_id[], hid_t mem_space_id[], hid_t file_space_id[],
                     hid_t dxpl_id, void* buf[], void** req) noexcept;

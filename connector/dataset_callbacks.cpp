@@ -1,9 +1,10 @@
 // Dataset callbacks written by hand: create/open recognise sparse datasets, writes to them
-// take the structured-chunk path, our optional operations are served here. HDF5 1.14 hands a
-// connector several datasets at once (H5Dwrite_multi): sparse ones are written one by one,
-// the rest forwarded together. Sparse reads are decoded by the engine (core engine/sparse_read.cpp)
-// or, where it does not apply, forwarded: the structured-chunk filter below expands chunks
-// with the fill value. Every other dataset's transfers go below unchanged.
+// take the structured-chunk path, so does H5Dset_extent (sparse_extent.cpp), our optional
+// operations are served here. HDF5 1.14 hands a connector several datasets at once
+// (H5Dwrite_multi): sparse ones are written one by one, the rest forwarded together. Sparse
+// reads are decoded by the engine (core engine/sparse_read.cpp) or, where it does not apply,
+// forwarded: the structured-chunk filter below expands chunks with the fill value. Every other
+// dataset's transfers go below unchanged.
 #include <H5VLconnector_passthru.h>
 
 #include <optional>
@@ -152,6 +153,18 @@ herr_t dataset_get(void* obj, H5VL_dataset_get_args_t* args, hid_t dxpl_id, void
   // H5Dget_type of a variable-length dataset: its true type, not the carrier stored below.
   return call_guarded<herr_t>(Origin::connector, "dataset_get", -1, [&]() -> herr_t {
     args->args.get_type.type_id = hdf5::checked(H5Tcopy(o->sparse->file_type()), "cannot copy").release();
+    return 0;
+  });
+}
+
+herr_t dataset_specific(void* obj, H5VL_dataset_specific_args_t* args, hid_t dxpl_id, void** req) noexcept {
+  Object* o = as_object(obj);
+  if (args->op_type != H5VL_DATASET_SET_EXTENT || !o->sparse)
+    return ForwardIdAt1<H5VLdataset_specific>::call(obj, args, dxpl_id, req);
+  // Done synchronously: the chunks around the native call must be read and written in order
+  // (a request left unset tells HDF5 the operation is complete).
+  return call_guarded<herr_t>(Origin::connector, "dataset_set_extent", -1, [&]() -> herr_t {
+    o->sparse->set_extent(args->args.set_extent.size, dxpl_id);
     return 0;
   });
 }
