@@ -79,12 +79,6 @@ herr_t wrap_trailing_request(hid_t under_vol_id, const char* function, Args... a
   });
 }
 
-/// Reports a wrapper that could not be allocated.
-inline void* report_no_wrapper(const char* function) noexcept {
-  hdf5::push_error(hdf5::Origin::connector, ErrorCode::out_of_memory, function, "cannot allocate the object's wrapper");
-  return nullptr;
-}
-
 // The forwards run no code of ours that can throw (a failed allocation or request wrap is
 // reported where it happens), so they need no exception guard.
 
@@ -152,7 +146,8 @@ struct ForwardOpen<Under, void* (*)(void*, Loc, hid_t, Args...)> {
         [&] { return Under(o->under, loc, o->under_vol_id, args...); });
     if (under == nullptr || wrap_trailing_request(o->under_vol_id, "open", args...) < 0) return nullptr;
     if (Object* object = new_wrapper(under, *o->below)) return object;
-    return report_no_wrapper("open");
+    hdf5::push_error(hdf5::Origin::connector, ErrorCode::out_of_memory, "open", "cannot allocate the object's wrapper");
+    return nullptr;
   }
 };
 

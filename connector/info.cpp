@@ -17,13 +17,6 @@ namespace {
 using hdf5::call_guarded;
 using hdf5::Origin;
 
-/// A copy of `src` without the connector's own info, taking a reference on its ID.
-Info* copy_of(const Info& src) {
-  auto* info = new Info{src.under_vol_id, nullptr, src.native};
-  H5Iinc_ref(src.under_vol_id);
-  return info;
-}
-
 // HDF5 frees the string with H5free_memory, so it must come from H5allocate_memory.
 char* hdf5_string(const std::string& s) {
   auto* out = static_cast<char*>(H5allocate_memory(s.size() + 1, false));
@@ -37,7 +30,8 @@ char* hdf5_string(const std::string& s) {
 void* info_copy(const void* info) noexcept {
   return call_guarded<void*>(Origin::connector, "info_copy", nullptr, [&]() -> void* {
     const auto* src = static_cast<const Info*>(info);
-    Info* copy = copy_of(*src);
+    auto* copy = new Info{src->under_vol_id, nullptr, src->native};
+    H5Iinc_ref(src->under_vol_id);  // the copy's reference, which info_free drops
     if (src->under_vol_info != nullptr &&
         H5VLcopy_connector_info(src->under_vol_id, &copy->under_vol_info, src->under_vol_info) < 0) {
       info_free(copy);

@@ -34,7 +34,7 @@ herr_t get_cap_flags(const void* info, uint64_t* cap_flags) noexcept {
 
 herr_t opt_query(void* obj, H5VL_subclass_t cls, int opt_type, uint64_t* flags) noexcept {
   return hdf5::call_guarded<herr_t>(hdf5::Origin::connector, "opt_query", -1, [&]() -> herr_t {
-    if (is_own_operation(cls, opt_type)) {
+    if (own_operation(cls, opt_type) != OwnOperation::none) {
       *flags = H5VL_OPT_QUERY_SUPPORTED | H5VL_OPT_QUERY_QUERY_METADATA;
       return 0;
     }

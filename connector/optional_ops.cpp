@@ -71,10 +71,6 @@ OwnOperation own_operation(H5VL_subclass_t cls, int opt_type) noexcept {
   return OwnOperation::none;
 }
 
-bool is_own_operation(H5VL_subclass_t cls, int opt_type) noexcept {
-  return own_operation(cls, opt_type) != OwnOperation::none;
-}
-
 herr_t file_optional(void* obj, H5VL_optional_args_t* args, hid_t dxpl_id, void** req) noexcept {
   return hdf5::call_guarded<herr_t>(hdf5::Origin::connector, "file_optional", -1, [&]() -> herr_t {
     if (own_operation(H5VL_SUBCLS_FILE, args->op_type) == OwnOperation::connector_version) {

@@ -51,8 +51,6 @@ OwnOperation own_operation(H5VL_subclass_t cls, int opt_type) noexcept;
 herr_t register_operations() noexcept;
 /// Unregisters what register_operations registered.
 herr_t unregister_operations() noexcept;
-/// True for an (subclass, value) pair that is one of ours.
-bool is_own_operation(H5VL_subclass_t cls, int opt_type) noexcept;
 
 /// File optional callback: serves our operations, forwards the rest.
 herr_t file_optional(void* obj, H5VL_optional_args_t* args, hid_t dxpl_id, void** req) noexcept;
