@@ -18,7 +18,6 @@
 #include "structured_chunk_class.hpp"
 
 namespace h5sparse::vol {
-namespace {
 
 using hdf5::agree;
 using hdf5::check_mpi;
@@ -26,8 +25,6 @@ using hdf5::checked;
 using hdf5::Handle;
 using hdf5::MpiComm;
 using hdf5::throw_if_negative;
-
-}  // namespace
 
 void ParallelWrite::write(SparseDataset& d, hid_t mem_type, hid_t mem_space, hid_t file_space, hid_t dxpl,
                           const void* buf) {

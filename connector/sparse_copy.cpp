@@ -5,19 +5,14 @@
 // connector decodes the others itself), so the datasets that had such reads are remembered
 // and, before a copy, their chunks are read directly once: a direct read drops the chunk from
 // the cache (writing it first if it is dirty).
-#include <H5VLconnector_passthru.h>
-
 #include <mutex>
 #include <set>
 
-#include "error_stack.hpp"
 #include "native_dataset.hpp"
 #include "sparse_dataset.hpp"
 
 namespace h5sparse::vol {
 namespace {
-
-using hdf5::throw_if_negative;
 
 std::mutex marked_mutex;
 std::set<const SparseDataset*> marked;  // datasets whose chunks HDF5 may cache decoded

@@ -23,13 +23,13 @@ void* get_object(const void* obj) noexcept {
 // Run around every API call on one of our objects: the context keeps the connector below
 // alive until free_wrap_ctx, at the end of the call (which may have closed the object).
 herr_t get_wrap_ctx(const void* obj, void** wrap_ctx) noexcept {
-  Below& below = *static_cast<const Object*>(obj)->below;
+  const auto* o = static_cast<const Object*>(obj);
+  Below& below = *o->below;
   if (below.native) {  // see Below::shared_wrap_ctx
     *wrap_ctx = &retain_below(below).shared_wrap_ctx;
     return 0;
   }
   return call_guarded<herr_t>(Origin::connector, "get_wrap_ctx", -1, [&]() -> herr_t {
-    const auto* o = static_cast<const Object*>(obj);
     auto* ctx = new WrapContext{&below, nullptr};
     retain_below(below);
     if (H5VLget_wrap_ctx(o->under, o->under_vol_id, &ctx->under_wrap_ctx) < 0) {
