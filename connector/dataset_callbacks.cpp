@@ -18,7 +18,6 @@
 #include "object.hpp"
 #include "optional_ops.hpp"
 #include "h5sparse/engine/sparse_engine.hpp"
-#include "sparse_chunk_io.hpp"
 #include "sparse_dataset.hpp"
 #include "var_values.hpp"
 

@@ -1,8 +1,11 @@
-// Chunk operations on sparse datasets (see sparse_chunk_io.hpp): the arguments of our
-// structured-chunk operations to and from hdf5_support's StructChunks. Whole-chunk bytes are
-// self-describing, so the native operations keep their meaning; only H5Dwrite_chunk needs
-// checking, so that nothing unreadable is ever stored.
-#include "sparse_chunk_io.hpp"
+// Chunk operations on sparse datasets: the RFC's direct structured-chunk I/O (our dataset
+// operations "h5sparse.*struct_chunk*", their arguments to and from hdf5_support's
+// StructChunks) and the native chunk operations (H5Dread_chunk, H5Dwrite_chunk,
+// H5Dget_chunk_info, H5Dchunk_iter, ...) with their meaning for a sparse dataset: whole-chunk
+// bytes are self-describing, so the native operations keep their meaning; only H5Dwrite_chunk
+// needs checking, so that nothing unreadable is ever stored. The mapping is tabled in README.md
+// ("Chunk operations") and argued in docs/DESIGN.md.
+#include "sparse_dataset.hpp"
 
 #include <H5VLnative.h>
 
@@ -15,7 +18,6 @@
 #include "h5sparse_vol.h"
 #include "object.hpp"
 #include "optional_ops.hpp"
-#include "sparse_dataset.hpp"
 #include "struct_chunks.hpp"
 
 namespace h5sparse::vol {

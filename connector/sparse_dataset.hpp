@@ -98,6 +98,12 @@ void evict_decoded_chunks(hid_t dxpl);
 /// Serves our coordinate operations (sparse_coordinates.cpp); nothing for any other operation.
 std::optional<herr_t> serve_coordinate_operation(Object* dataset, H5VL_optional_args_t* args, hid_t dxpl);
 
+/// Serves a dataset optional operation about chunks (sparse_chunk_io.cpp): one of ours (refused
+/// with a clear error on a dense dataset), or a native one on a sparse dataset, after checking
+/// what it would store. Returns nothing when the caller should forward `args` to the connector
+/// below (every other operation, and checked native ones, whose meaning is the native one).
+std::optional<herr_t> serve_chunk_operation(Object* dataset, H5VL_optional_args_t* args, hid_t dxpl);
+
 /// Recognises a just-opened dataset as sparse (or not). When its parameters cannot be read,
 /// closes the dataset below, frees the wrapper and rethrows, so nothing leaks.
 void attach_sparse(Object* dataset, hid_t dxpl);
