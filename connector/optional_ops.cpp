@@ -18,22 +18,22 @@ struct Operation {
   H5VL_subclass_t cls;
   const char* name;
   OwnOperation which;
-  int value;
-  bool registered_by_us;
+  int value = -1;
+  bool registered_by_us = false;
 };
 
 Operation operations[] = {
-    {H5VL_SUBCLS_FILE, kOpConnectorVersion, OwnOperation::connector_version, -1, false},
-    {H5VL_SUBCLS_DATASET, kOpGetDefined, OwnOperation::get_defined, -1, false},
-    {H5VL_SUBCLS_DATASET, kOpErase, OwnOperation::erase, -1, false},
-    {H5VL_SUBCLS_DATASET, kOpWriteStructChunk, OwnOperation::write_struct_chunk, -1, false},
-    {H5VL_SUBCLS_DATASET, kOpReadStructChunk, OwnOperation::read_struct_chunk, -1, false},
-    {H5VL_SUBCLS_DATASET, kOpGetStructChunkInfo, OwnOperation::get_struct_chunk_info, -1, false},
-    {H5VL_SUBCLS_DATASET, kOpGetStructChunkInfoByCoord, OwnOperation::get_struct_chunk_info_by_coord, -1, false},
-    {H5VL_SUBCLS_DATASET, kOpStructChunkIter, OwnOperation::struct_chunk_iter, -1, false},
-    {H5VL_SUBCLS_DATASET, kOpWriteCoo, OwnOperation::write_coo, -1, false},
-    {H5VL_SUBCLS_DATASET, kOpEraseCoo, OwnOperation::erase_coo, -1, false},
-    {H5VL_SUBCLS_DATASET, kOpIterateCoo, OwnOperation::iterate_coo, -1, false},
+    {H5VL_SUBCLS_FILE, "h5sparse.connector_version", OwnOperation::connector_version},
+    {H5VL_SUBCLS_DATASET, "h5sparse.get_defined", OwnOperation::get_defined},
+    {H5VL_SUBCLS_DATASET, "h5sparse.erase", OwnOperation::erase},
+    {H5VL_SUBCLS_DATASET, "h5sparse.write_struct_chunk", OwnOperation::write_struct_chunk},
+    {H5VL_SUBCLS_DATASET, "h5sparse.read_struct_chunk", OwnOperation::read_struct_chunk},
+    {H5VL_SUBCLS_DATASET, "h5sparse.get_struct_chunk_info", OwnOperation::get_struct_chunk_info},
+    {H5VL_SUBCLS_DATASET, "h5sparse.get_struct_chunk_info_by_coord", OwnOperation::get_struct_chunk_info_by_coord},
+    {H5VL_SUBCLS_DATASET, "h5sparse.struct_chunk_iter", OwnOperation::struct_chunk_iter},
+    {H5VL_SUBCLS_DATASET, "h5sparse.write_coo", OwnOperation::write_coo},
+    {H5VL_SUBCLS_DATASET, "h5sparse.erase_coo", OwnOperation::erase_coo},
+    {H5VL_SUBCLS_DATASET, "h5sparse.iterate_coo", OwnOperation::iterate_coo},
 };
 
 }  // namespace
