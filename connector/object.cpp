@@ -82,11 +82,8 @@ Object* wrap_under(void* under, hid_t under_vol_id, bool native) {
   if (under == nullptr) return nullptr;
   Below* below = new_below(under_vol_id, native, under);
   if (below == nullptr) throw std::bad_alloc();
-  retain_below(*below);  // until the wrapper holds it (or was not made)
-  Object* object = new_wrapper(under, *below);
-  release_below(*below);
-  if (object == nullptr) throw std::bad_alloc();
-  return object;
+  const BelowUser user(*below);  // until the wrapper holds it (or was not made)
+  return wrap_under(under, *user);
 }
 
 void wrap_started_request(void** req, hid_t under_vol_id) {
