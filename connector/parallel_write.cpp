@@ -21,17 +21,14 @@ namespace h5sparse::vol {
 
 using hdf5::agree;
 using hdf5::check_mpi;
-using hdf5::checked;
-using hdf5::Handle;
 using hdf5::MpiComm;
-using hdf5::throw_if_negative;
 
 void ParallelWrite::write(SparseDataset& d, hid_t mem_type, hid_t mem_space, hid_t file_space, hid_t dxpl,
                           const void* buf) {
   // Refused before any communication: every rank that calls with an independent transfer
   // fails alone, none waits.
   H5FD_mpio_xfer_t mode = H5FD_MPIO_INDEPENDENT;
-  throw_if_negative(H5Pget_dxpl_mpio(dxpl, &mode), "cannot read the transfer mode");
+  hdf5::throw_if_negative(H5Pget_dxpl_mpio(dxpl, &mode), "cannot read the transfer mode");
   H5SPARSE_FAIL_IF(mode != H5FD_MPIO_COLLECTIVE, ErrorCode::unsupported,
           "writes to sparse datasets on MPI-IO files must be collective: set H5Pset_dxpl_mpio(dxpl, "
           "H5FD_MPIO_COLLECTIVE) (h5py: 'with dset.collective:') and call H5Dwrite on every rank");
@@ -141,7 +138,7 @@ void ParallelWrite::run(SparseDataset& d, const MpiComm& comm, OwnerOp op, const
 void ParallelWrite::write_round(SparseDataset& d, const MpiComm& comm, const std::vector<OwnedChunk>& owned, int round,
                                 const ChunkGrid& grid, hid_t full_space, hid_t dxpl, hdf5::PhaseClock& clock) {
   hdf5::PreEncodedChunks pre(to_cd_values(d.params()));
-  Handle file_space = checked(H5Scopy(full_space), "cannot copy the dataspace");
+  hdf5::Handle file_space = hdf5::checked(H5Scopy(full_space), "cannot copy the dataspace");
   hdf5::ImageBox memory;
   agree(comm, "preparing the collective chunk write", [&] {
     std::vector<const OwnedChunk*> chunks;

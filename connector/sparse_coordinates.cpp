@@ -17,7 +17,6 @@
 #endif
 
 namespace h5sparse::vol {
-
 namespace {
 
 static_assert(sizeof(hsize_t) == sizeof(std::uint64_t), "coordinates are 64-bit");

@@ -19,9 +19,7 @@
 
 namespace h5sparse::vol {
 
-using hdf5::checked;
 using hdf5::dataset_get;
-using hdf5::extent_of;
 using hdf5::Handle;
 using hdf5::NativeChunkStore;
 using hdf5::throw_if_negative;
@@ -72,7 +70,7 @@ SparseDataset::Selection SparseDataset::resolve(hid_t file_space, hid_t dxpl) co
 }
 
 std::vector<std::uint64_t> SparseDataset::extent(hid_t dxpl) const {
-  return extent_of(dataset_get(under_, under_vol_id_, H5VL_DATASET_GET_SPACE, dxpl).get());
+  return hdf5::extent_of(dataset_get(under_, under_vol_id_, H5VL_DATASET_GET_SPACE, dxpl).get());
 }
 
 void SparseDataset::write(hid_t mem_type, hid_t mem_space, hid_t file_space, hid_t dxpl, const void* buf) {
@@ -134,7 +132,7 @@ bool SparseDataset::read(hid_t mem_type, hid_t mem_space, hid_t file_space, hid_
 
 hid_t SparseDataset::get_defined(hid_t file_space, hid_t dxpl) {
   const Selection sel = resolve(file_space, dxpl);
-  Handle result = checked(H5Scopy(sel.full.get()), "cannot create the result dataspace");
+  Handle result = hdf5::checked(H5Scopy(sel.full.get()), "cannot create the result dataspace");
   throw_if_negative(H5Sselect_none(result.get()), "cannot clear the result selection");
   NativeChunkStore chunks = store(dxpl);
   const std::vector<std::uint64_t> linear = engine_.defined(chunks, sel.grid, hdf5::stored_pieces(engine_, chunks, sel));

@@ -10,7 +10,6 @@
 
 #include <memory>
 #include <optional>
-#include <string>
 #include <vector>
 
 #include "h5sparse/chunk_grid.hpp"
