@@ -12,6 +12,7 @@ void* file_create(const char* name, unsigned flags, hid_t fcpl_id, hid_t fapl_id
 void* file_open(const char* name, unsigned flags, hid_t fapl_id, hid_t dxpl_id, void** req) noexcept;
 herr_t file_get(void* obj, H5VL_file_get_args_t* args, hid_t dxpl_id, void** req) noexcept;
 herr_t file_specific(void* obj, H5VL_file_specific_args_t* args, hid_t dxpl_id, void** req) noexcept;
+herr_t file_optional(void* obj, H5VL_optional_args_t* args, hid_t dxpl_id, void** req) noexcept;
 
 // link_object_callbacks.cpp
 herr_t link_create(H5VL_link_create_args_t* args, void* obj, const H5VL_loc_params_t* loc_params, hid_t lcpl_id,

@@ -1,14 +1,19 @@
 // File callbacks written by hand: create/open swap our FAPL for one naming the connector
 // below; is_accessible/delete, which HDF5 calls without an open file, do the same; reopen
-// wraps the new file.
+// wraps the new file; optional serves our operation "h5sparse.connector_version".
 #include <H5VLconnector_passthru.h>
+
+#include <cstring>
+#include <string>
 
 #include "callbacks.hpp"
 #include "close_release.hpp"
 #include "error_stack.hpp"
 #include "forward.hpp"
+#include "h5sparse_vol.h"
 #include "info.hpp"
 #include "object.hpp"
+#include "optional_ops.hpp"
 
 namespace h5sparse::vol {
 namespace {
@@ -125,6 +130,20 @@ herr_t file_specific(void* obj, H5VL_file_specific_args_t* args, hid_t dxpl_id, 
       *args->args.reopen.file = wrap_under(*args->args.reopen.file, *o);
     wrap_request(req, o->under_vol_id);
     return rc;
+  });
+}
+
+herr_t file_optional(void* obj, H5VL_optional_args_t* args, hid_t dxpl_id, void** req) noexcept {
+  return call_guarded<herr_t>(Origin::connector, "file_optional", -1, [&]() -> herr_t {
+    if (own_operation(H5VL_SUBCLS_FILE, args->op_type) == OwnOperation::connector_version) {
+      auto* v = static_cast<H5SparseVersionArgs*>(args->args);
+      const std::string text = std::string(H5SPARSE_VOL_NAME) + " " + H5SPARSE_VERSION_STRING;
+      H5SPARSE_FAIL_IF(v == nullptr || v->buffer == nullptr || v->capacity <= text.size(), ErrorCode::invalid_argument,
+              "h5sparse.connector_version: buffer too small for '" + text + "'");
+      std::memcpy(v->buffer, text.c_str(), text.size() + 1);
+      return 0;
+    }
+    return ForwardIdAt1<H5VLfile_optional>::call(obj, args, dxpl_id, req);
   });
 }
 

@@ -1,15 +1,7 @@
-// Registry and dispatch of the connector's own optional operations.
+// Registry of the connector's own optional operations: their registration and lookup.
 #include "optional_ops.hpp"
 
-#include <H5VLconnector_passthru.h>
-
-#include <cstring>
-#include <string>
-
-#include "error_stack.hpp"
-#include "forward.hpp"
-#include "h5sparse_vol.h"
-#include "object.hpp"
+#include <hdf5.h>  // H5E_BEGIN_TRY
 
 namespace h5sparse::vol {
 namespace {
@@ -69,20 +61,6 @@ OwnOperation own_operation(H5VL_subclass_t cls, int opt_type) noexcept {
   for (const Operation& op : operations)
     if (op.cls == cls && op.value == opt_type && op.value > 0) return op.which;
   return OwnOperation::none;
-}
-
-herr_t file_optional(void* obj, H5VL_optional_args_t* args, hid_t dxpl_id, void** req) noexcept {
-  return hdf5::call_guarded<herr_t>(hdf5::Origin::connector, "file_optional", -1, [&]() -> herr_t {
-    if (own_operation(H5VL_SUBCLS_FILE, args->op_type) == OwnOperation::connector_version) {
-      auto* v = static_cast<H5SparseVersionArgs*>(args->args);
-      const std::string text = std::string(H5SPARSE_VOL_NAME) + " " + H5SPARSE_VERSION_STRING;
-      H5SPARSE_FAIL_IF(v == nullptr || v->buffer == nullptr || v->capacity <= text.size(), ErrorCode::invalid_argument,
-              "h5sparse.connector_version: buffer too small for '" + text + "'");
-      std::memcpy(v->buffer, text.c_str(), text.size() + 1);
-      return 0;
-    }
-    return ForwardIdAt1<H5VLfile_optional>::call(obj, args, dxpl_id, req);
-  });
 }
 
 }  // namespace h5sparse::vol

@@ -33,7 +33,4 @@ herr_t register_operations() noexcept;
 /// Unregisters what register_operations registered.
 herr_t unregister_operations() noexcept;
 
-/// File optional callback: serves our operations, forwards the rest.
-herr_t file_optional(void* obj, H5VL_optional_args_t* args, hid_t dxpl_id, void** req) noexcept;
-
 }  // namespace h5sparse::vol
