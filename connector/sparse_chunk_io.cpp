@@ -1,9 +1,8 @@
 // Chunk operations on sparse datasets: the RFC's direct structured-chunk I/O (our dataset
 // operations "h5sparse.*struct_chunk*", their arguments to and from hdf5_support's
-// StructChunks) and the native chunk operations (H5Dread_chunk, H5Dwrite_chunk,
-// H5Dget_chunk_info, H5Dchunk_iter, ...) with their meaning for a sparse dataset: whole-chunk
-// bytes are self-describing, so the native operations keep their meaning; only H5Dwrite_chunk
-// needs checking, so that nothing unreadable is ever stored. The mapping is tabled in README.md
+// StructChunks) and the native ones (H5Dread_chunk, H5Dwrite_chunk, H5Dchunk_iter, ...), which
+// keep their meaning, whole-chunk bytes being self-describing; only H5Dwrite_chunk needs
+// checking, so that nothing unreadable is ever stored. The mapping is tabled in README.md
 // ("Chunk operations") and argued in docs/DESIGN.md.
 #include "sparse_dataset.hpp"
 

@@ -2,8 +2,6 @@
 // structured-chunk filter. The connector turns HDF5's selections and datatypes into the sparse
 // engine's terms (core's engine/sparse_engine.hpp: chunk pieces, values in the file type) and
 // hands the engine a chunk store over the native dataset below (native_chunk_store.hpp).
-// Reads the engine does not serve (datatype conversion, data transforms, fill time "never") go
-// through the native path, where the filter expands chunks with the fill value.
 #pragma once
 
 #include <hdf5.h>
