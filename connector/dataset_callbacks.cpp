@@ -1,6 +1,6 @@
 // Dataset callbacks written by hand: create/open recognise sparse datasets, writes to them
-// take the structured-chunk path, so does H5Dset_extent (sparse_extent.cpp), our optional
-// operations are served here. HDF5 1.14 hands a connector several datasets at once
+// take the structured-chunk path, so does H5Dset_extent (SparseDataset::set_extent), our
+// optional operations are served here. HDF5 1.14 hands a connector several datasets at once
 // (H5Dwrite_multi): sparse ones are written one by one, the rest forwarded together. Sparse
 // reads are decoded by the engine (core engine/sparse_read.cpp) or, where it does not apply,
 // forwarded: the structured-chunk filter below expands chunks with the fill value. Every other

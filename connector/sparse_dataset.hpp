@@ -50,7 +50,7 @@ class SparseDataset {
   /// After a failed native read: throws an Error naming the first chunk of the selection that
   /// does not decode (the filter below cannot say which dataset or chunk it was given).
   void diagnose_read(hid_t file_space, hid_t dxpl) const;
-  /// H5Dset_extent with the RFC's meaning (sparse_extent.cpp; core's engine/extent_update.hpp).
+  /// H5Dset_extent with the RFC's meaning (core's engine/extent_update.hpp).
   void set_extent(const hsize_t* size, hid_t dxpl);
   /// After a read the native path served: HDF5 may now hold decoded chunks of this dataset in
   /// its chunk cache, which H5Ocopy would encode again (sparse_copy.cpp).
