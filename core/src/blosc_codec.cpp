@@ -63,6 +63,11 @@ void check_decoded(int rc, std::size_t expected, const std::uint8_t* src) {
   if (rc >= 0 && std::size_t(rc) == expected) return;
   if (rc == kNoCodec || rc == kBadCodecVersion) {
     const char* lib = blosc_cbuffer_complib(src);
+    // A codec c-blosc has a name for (its number in the flags is one of the five) but this
+    // build was made without: valid data this build cannot decode.
+    if (rc == kNoCodec && lib != nullptr)
+      throw Error(ErrorCode::unsupported, std::string("blosc: frame was written by codec '") + lib +
+                                              "', which this c-blosc " + BLOSC_VERSION_STRING + " was built without");
     throw_corrupt(std::string("frame was written by codec '") + (lib != nullptr ? lib : "unknown") +
                   "', format version " + std::to_string(src[1]) + ", which this c-blosc " + BLOSC_VERSION_STRING +
                   " cannot decode (decoder returned " + std::to_string(rc) + ")");

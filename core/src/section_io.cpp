@@ -220,7 +220,9 @@ ByteView unfilter_stored(const std::uint8_t* stored, const SectionInfo& info, co
     return reverse_pipeline_to(*kind.pipeline, {stored, info.stored_size}, info.filter_mask, kind.element_size,
                                info.unfiltered_size, scratch);
   } catch (const Error& e) {
-    throw Error(ErrorCode::corrupt_data, std::string(kind.name) + ": " + e.what());
+    // A codec this build lacks stays unsupported; every other refusal means corrupt bytes.
+    const ErrorCode code = e.code() == ErrorCode::unsupported ? e.code() : ErrorCode::corrupt_data;
+    throw Error(code, std::string(kind.name) + ": " + e.what());
   }
 }
 

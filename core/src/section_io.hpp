@@ -78,7 +78,8 @@ void check_chunk_total(const std::uint8_t* data, std::size_t size, std::size_t h
 
 /// Section bytes back through their pipeline (honouring the mask), exactly
 /// `info.unfiltered_size` bytes: the stored bytes themselves for an empty pipeline, else the
-/// front of one of `scratch`'s buffers. No checksums. Error(corrupt_data) naming the section.
+/// front of one of `scratch`'s buffers. No checksums. Error(corrupt_data) naming the section
+/// (Error(unsupported) for a codec this build lacks).
 ByteView unfilter_stored(const std::uint8_t* stored, const SectionInfo& info, const SectionKind& kind,
                          std::array<Bytes, 2>& scratch);
 

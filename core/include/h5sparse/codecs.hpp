@@ -109,7 +109,9 @@ std::size_t blosc_store(std::uint8_t* dst, std::size_t dst_capacity, const std::
                         const BloscParams& params);
 /// Validates a frame's header against `src_size` and returns the decoded size it declares.
 std::size_t blosc_decoded_size(const std::uint8_t* src, std::size_t src_size);
-/// Decodes a validated frame; `dst_capacity` must be >= blosc_decoded_size().
+/// Decodes a validated frame; `dst_capacity` must be >= blosc_decoded_size(). A frame of a
+/// codec c-blosc knows but this build of it lacks (snappy, when built without) is
+/// Error(unsupported); anything else it refuses, Error(corrupt_data).
 std::size_t blosc_decompress(std::uint8_t* dst, std::size_t dst_capacity, const std::uint8_t* src,
                              std::size_t src_size, int nthreads, BloscPool pool = BloscPool::per_call);
 /// Threads to use for blosc: $BLOSC_NTHREADS if it is a positive integer, else 1.
