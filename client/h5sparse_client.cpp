@@ -4,6 +4,8 @@
 
 #include <H5VLconnector.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -11,6 +13,8 @@
 #include "dcpl.hpp"
 #include "error_stack.hpp"
 #include "h5sparse/sparse_layout.hpp"
+#include "h5sparse/stored_chunk_read.hpp"
+#include "h5sparse/var_chunk.hpp"
 #include "h5sparse_vol.h"
 #include "handle.hpp"
 
@@ -102,6 +106,46 @@ void dataset_operation(hid_t dset_id, const char* name, void* op_args, hid_t dxp
                    "with the connector on its file access (HDF5_VOL_CONNECTOR before HDF5 starts; in "
                    "Python, import h5sparse before h5py, or h5sparse.File)");
   throw_if_negative(-1, failure);
+}
+
+// A variable-length dataset's parameters from all its cd_values, as every reader checks them.
+SparseParams var_params(std::size_t count, const unsigned* cd_values) {
+  H5SPARSE_FAIL_IF(count == 0 || cd_values == nullptr, ErrorCode::invalid_argument,
+                   "no structured-chunk parameters (cd_values) given");
+  H5SPARSE_FAIL_IF(cd_values[0] == kSparseParamsMagic, ErrorCode::invalid_argument,
+                   "the dataset holds fixed-size values (structured-chunk parameters version 1): H5Dread reads it "
+                   "(h5py too, with the plugin path)");
+  if (cd_values[0] != kVarParamsMagic) {
+    char marker[16];
+    std::snprintf(marker, sizeof marker, "%#x", cd_values[0]);
+    throw Error(ErrorCode::corrupt_data,
+                std::string("not a variable-length sparse dataset's parameters (marker ") + marker + ")");
+  }
+  try {
+    return from_cd_values(cd_values, count);
+  } catch (const Error& e) {
+    throw Error(e.code(), std::string("structured-chunk parameters: ") + e.what(), e.file(), e.line());
+  }
+}
+
+// Fills `chunk`'s header fields from a stored chunk (zeros for one stored around the filter).
+void read_var_header(const std::uint8_t* data, std::size_t size, std::uint32_t filter_mask, const ChunkLayout& layout,
+                     h5sparse_var_chunk_t& chunk) {
+  if (filter_mask & 1) return;
+  const VarChunkHeader header = read_var_chunk_header(data, size, layout);
+  for (std::size_t s = 0; s < header.sections.size(); ++s) {
+    chunk.filter_mask[s] = header.sections[s].filter_mask;
+    chunk.section_size[s] = header.sections[s].stored_size;
+    chunk.section_orig_size[s] = header.sections[s].unfiltered_size;
+  }
+}
+
+// Copies `count` items to the room the caller gave, which must be there when they are.
+template <typename T>
+void put(T* room, const T* from, std::size_t count, const char* what) {
+  if (count == 0) return;
+  H5SPARSE_FAIL_IF(room == nullptr, ErrorCode::invalid_argument, std::string("the room callback gave no ") + what);
+  std::memcpy(room, from, count * sizeof(T));
 }
 
 }  // namespace
@@ -290,6 +334,43 @@ herr_t h5sparse_dstruct_chunk_iter(hid_t dset_id, hid_t dxpl_id, h5sparse_struct
     H5SparseStructChunkIterArgs op_args{op, op_data_size, op_data, 0};
     dataset_operation(dset_id, "h5sparse.struct_chunk_iter", &op_args, dxpl_id, "h5sparse_dstruct_chunk_iter failed");
     return op_args.result;
+  });
+}
+
+ssize_t h5sparse_var_true_type(size_t cd_nelmts, const unsigned cd_values[], void* buf, size_t size) {
+  return call_guarded<ssize_t>(Origin::client, "h5sparse_var_true_type", -1, [&]() -> ssize_t {
+    const SparseParams params = var_params(cd_nelmts, cd_values);
+    if (buf != nullptr) std::memcpy(buf, params.true_type.data(), std::min(size, params.true_type.size()));
+    return ssize_t(params.true_type.size());
+  });
+}
+
+herr_t h5sparse_decode_var_chunk(size_t cd_nelmts, const unsigned cd_values[], const void* buf, size_t buf_size,
+                                 uint32_t filter_mask, h5sparse_var_chunk_t* chunk, h5sparse_var_room_t room,
+                                 void* op_data) {
+  return call_guarded<herr_t>(Origin::client, "h5sparse_decode_var_chunk", -1, [&]() -> herr_t {
+    H5SPARSE_FAIL_IF(chunk == nullptr || (buf == nullptr && buf_size != 0), ErrorCode::invalid_argument,
+                     "h5sparse_decode_var_chunk needs the chunk's bytes and a chunk to fill");
+    const SparseParams params = var_params(cd_nelmts, cd_values);
+    const ChunkLayout& layout = params.layout;
+    const auto* data = static_cast<const std::uint8_t*>(buf);
+    *chunk = h5sparse_var_chunk_t{};
+    chunk->fixed_size = layout.var.fixed_size;
+    chunk->num_slots = layout.var.slots();
+    read_var_header(data, buf_size, filter_mask, layout, *chunk);
+    if (room == nullptr) return 0;
+    const ChunkVarElements elements = decode_stored_var_elements(data, buf_size, filter_mask, layout);
+    const VarValues& v = elements.values;
+    chunk->num_elements = elements.offsets.size();
+    chunk->data_size = v.data.size();
+    H5SPARSE_FAIL_IF(room(chunk, op_data) < 0, ErrorCode::invalid_argument,
+                     "the room callback of h5sparse_decode_var_chunk failed");
+    put(chunk->offsets, elements.offsets.data(), elements.offsets.size(), "offsets");
+    put(static_cast<std::uint8_t*>(chunk->fixed), v.fixed.data(), v.fixed.size(), "fixed parts");
+    put(chunk->ends, v.ends.data(), v.ends.size(), "payload ends");
+    put(chunk->null, v.null.data(), v.null.size(), "NULL flags");
+    put(static_cast<std::uint8_t*>(chunk->data), v.data.data(), v.data.size(), "payload bytes");
+    return 0;
   });
 }
 

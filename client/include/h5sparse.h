@@ -145,6 +145,54 @@ herr_t h5sparse_dstruct_chunk_iter(hid_t dset_id, hid_t dxpl_id, h5sparse_struct
  * is not opened through the connector. */
 herr_t h5sparse_connector_version(hid_t file_id, char *buf, size_t size);
 
+/* ---- Variable-length chunks without the connector --------------------------------------
+ * For a reader that takes a variable-length sparse dataset's stored chunks itself
+ * (H5Dread_chunk, h5py's read_direct_chunk) with no connector: the dataset's parameters are
+ * the cd_values of filter 45100 in its DCPL, all of them (H5Pget_filter_by_id2), and the
+ * chunks are decoded and verified here as the connector decodes them (docs/FORMAT.md, version
+ * 3). No HDF5 function is called but the error stack's: a failure's record carries the
+ * h5sparse error code as its minor message, "corrupt data" for parameters or stored bytes that
+ * break the format (checksums included), "unsupported" for what this build cannot decode (a
+ * newer writer's format, a Blosc codec this c-blosc was built without). */
+
+/* The true datatype of a variable-length dataset as H5Tencode writes it (H5Tdecode's input):
+ * copies up to size bytes into buf (NULL: none) and returns their number. Negative when the
+ * parameters are not a variable-length dataset's (a fixed-size one's: "invalid argument"). */
+ssize_t h5sparse_var_true_type(size_t cd_nelmts, const unsigned cd_values[], void *buf, size_t size);
+
+/* One decoded chunk: header fields per section (0 selection, 1 fixed parts, 2 lengths, 3
+ * data), then the defined elements, which go where the room callback says. */
+typedef struct h5sparse_var_chunk_t {
+  uint32_t filter_mask[4];      /* OUT: bit i set: filter i of the section's pipeline skipped */
+  size_t section_size[4];       /* OUT: stored bytes of each section */
+  size_t section_orig_size[4];  /* OUT: unfiltered bytes of each section */
+  size_t fixed_size;            /* OUT: bytes of an element's fixed-size members, packed */
+  size_t num_slots;             /* OUT: variable-length members of an element */
+  size_t num_elements;          /* OUT when decoded: defined elements */
+  size_t data_size;             /* OUT when decoded: payload bytes of all the elements */
+  uint32_t *offsets;            /* room: num_elements offsets in the chunk (row-major, ascending) */
+  void *fixed;                  /* room: num_elements * fixed_size bytes (file types' bytes) */
+  uint64_t *ends;               /* room: num_elements * num_slots ends in data; member m of element
+                                   e is data[ends[k - 1], ends[k]) with k = e * num_slots + m
+                                   (from 0 for k = 0), in its base type's file bytes */
+  uint8_t *null;                /* room: num_elements * num_slots flags, 1 for NULL (no payload),
+                                   which is not the empty value */
+  void *data;                   /* room: data_size bytes */
+} h5sparse_var_chunk_t;
+
+/* Called once per decoded chunk with the OUT fields set: sets the room fields to memory of
+ * those sizes (NULL where a size is 0), which is then filled. Return negative to fail. */
+typedef herr_t (*h5sparse_var_room_t)(h5sparse_var_chunk_t *chunk, void *op_data);
+
+/* Decodes the stored chunk buf (buf_size bytes, with H5Dread_chunk's filter_mask) of the
+ * variable-length dataset whose parameters are cd_values. room NULL: only the header is read
+ * (its checksum verified) into chunk's OUT fields. Otherwise every section is unfiltered and
+ * verified, then room is called and the elements copied. A chunk stored around the filter
+ * (filter_mask bit 0) has zero sections and no elements: only zero bytes are valid there. */
+herr_t h5sparse_decode_var_chunk(size_t cd_nelmts, const unsigned cd_values[], const void *buf, size_t buf_size,
+                                 uint32_t filter_mask, h5sparse_var_chunk_t *chunk, h5sparse_var_room_t room,
+                                 void *op_data);
+
 #ifdef __cplusplus
 }
 #endif
