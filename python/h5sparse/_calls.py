@@ -67,15 +67,21 @@ def _error_text(records):
     return "; ".join(m for m in messages if not m.startswith(("unable to", "can't"))) or "see the HDF5 error stack"
 
 
-def call(lib, what, dset, function, *args, error=H5SparseError):
-    """function(dset's id, *args); a negative result raises `error` naming `what` and the dataset."""
+def guarded(function, *args):
+    """(function(*args), None) under h5py's lock, or for a negative result (result, the records
+    of the error stack), taken before any other HDF5 call clears them."""
     global _phil
     if _phil is None:
         import h5py  # h5sparse itself does not need h5py to be importable
         _phil = h5py._objects.phil
     with _phil:
-        rc = function(dset.id.id, *args)
-        if rc < 0:
-            records = _error_records()  # first: any HDF5 call (dset.name too) clears the error stack
-            raise error(f"{what} failed on {dset.name}: {_error_text(records)}", records)
+        rc = function(*args)
+        return rc, (_error_records() if rc < 0 else None)
+
+
+def call(lib, what, dset, function, *args, error=H5SparseError):
+    """function(dset's id, *args); a negative result raises `error` naming `what` and the dataset."""
+    rc, records = guarded(function, dset.id.id, *args)
+    if records is not None:
+        raise error(f"{what} failed on {dset.name}: {_error_text(records)}", records)
     return rc

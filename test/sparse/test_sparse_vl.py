@@ -209,11 +209,19 @@ def test_dense_variant_stores_every_written_element_and_compresses(tmp_path):
 
 
 def data_pipeline(dset):
-    """Section 3's pipeline as stored: [(filter id, flags, cd_values)]."""
-    from h5sparse._libhdf5 import filter_values
-    from h5sparse.vl_chunks import _parse_params
-    cd = filter_values(dset.id.get_create_plist(), h5sparse.FILTER_ID)
-    return [(fid, flags, list(cd)) for fid, flags, cd in _parse_params(cd, dset.name).pipelines[3]]
+    """Section 3's pipeline as stored: [(filter id, flags, cd_values)], by the client library's
+    h5sparse_pget_section_nfilters and h5sparse_pget_section_filter."""
+    import ctypes
+    lib, uint, size = h5sparse.library(), ctypes.c_uint, ctypes.c_size_t
+    lib.h5sparse_pget_section_nfilters.argtypes = [ctypes.c_int64, uint]
+    lib.h5sparse_pget_section_filter.argtypes = [ctypes.c_int64, uint, uint, ctypes.POINTER(uint),
+                                                 ctypes.POINTER(size), ctypes.POINTER(uint)]
+    out = []
+    for i in range(lib.h5sparse_pget_section_nfilters(dset.id.id, 3)):
+        flags, count, cd = uint(), size(16), (uint * 16)()
+        fid = lib.h5sparse_pget_section_filter(dset.id.id, 3, i, ctypes.byref(flags), ctypes.byref(count), cd)
+        out.append((fid, flags.value, list(cd[:count.value])))
+    return out
 
 
 def test_dense_variant_picks_the_data_codec_by_datatype(tmp_path):

@@ -1,12 +1,14 @@
 """h5sparse.read_vl_chunks, the connector-free Python reader of variable-length sparse datasets
-(docs/FORMAT.md in Python and numpy): datasets written by h5py through the connector with
+(read_direct_chunk, decoded by libh5sparse): datasets written by h5py through the connector with
 every section codec the format lists, every selection encoding, strings, sequences and
 compounds at ranks 1-3, read by a process with neither the connector nor the plugin path and
-compared with what h5py reads through the connector; corrupt chunks give clear errors; the
-BloscLZ decoder agrees with libblosc on long, overlapping and far matches; the XXH3 checksum
-agrees with libxxhash."""
+compared with what h5py reads through the connector; BloscLZ frames libblosc wrote (runs,
+overlapping and far matches, literals) read back; the stored chunks' checksums are libxxhash's
+XXH3; corrupt chunks (a flipped bit, a malformed BloscLZ stream under valid checksums) raise
+CorruptChunkError naming the chunk; a section codec the library lacks raises MissingCodecError."""
 import ctypes
 import ctypes.util
+import functools
 import os
 import pickle
 import subprocess
@@ -18,9 +20,9 @@ import pytest
 
 import h5sparse
 from h5sparse import Blosc, Deflate, LZF, Shuffle
-from h5sparse._xxh3 import xxh3_64
+from h5sparse._libhdf5 import filter_values
 
-# The reading process: no connector, no plugin path (nothing of h5sparse's C++ is loaded).
+# The reading process: no connector, no plugin path (libh5sparse only, through ctypes).
 BARE_ENV = {k: v for k, v in os.environ.items() if k not in ("HDF5_VOL_CONNECTOR", "HDF5_PLUGIN_PATH")}
 
 PIPELINES = {
@@ -215,31 +217,134 @@ def test_section_sizes_come_from_the_headers(corpus):
                 assert (chunk.byte_offset, chunk.size) == (info.addr, info.size)
 
 
-def test_blosclz_decodes_what_libblosc_encodes():
-    """c-blosc's own frames (libblosc through ctypes, one block and stream): runs and short
-    periods (overlapping copies), long matches, a repeat 13,000 bytes back (past the 13-bit
-    distance field), literals, low-entropy bytes."""
-    from h5sparse._blosc_codecs import blosclz
-    blosc = ctypes.CDLL(ctypes.util.find_library("blosc") or "libblosc.so.1")
+def blosclz_samples():
+    """What BloscLZ meets: runs and short periods (overlapping copies), long matches, a repeat
+    13,000 bytes back (past the 13-bit distance field), literals, low entropy."""
     rng = np.random.default_rng(5)
     far = rng.integers(128, 256, 4000, dtype=np.uint8).tobytes()  # its only earlier copy is 13,000 back
-    samples = {"run": b"a" * 5000, "period 3": b"abc" * 3000, "far": b"ab" * 4500 + far + b"cd" * 4500 + far,
-               "ramp": bytes(range(256)) * 40, "low entropy": rng.integers(0, 4, 30000, dtype=np.uint8).tobytes(),
-               "long run": b"z" * 70000}
-    for clevel in (1, 5, 9):
-        for name, data in samples.items():
-            out = ctypes.create_string_buffer(len(data) + 16)
-            size = blosc.blosc_compress_ctx(clevel, 0, 1, len(data), data, out, len(data) + 16, b"blosclz", len(data), 1)
-            frame = out.raw[:size]
-            if frame[2] & 0x02:  # stored as it is: nothing to decode
-                assert name == "low entropy" and clevel == 1, name
-                continue
-            (start,) = np.frombuffer(frame, "<u4", 1, 16)
-            (length,) = np.frombuffer(frame, "<u4", 1, start)
-            stream = frame[start + 4:start + 4 + length]
-            assert length < len(data) and blosclz(stream, len(data)) == data, (name, clevel)
-    with pytest.raises(h5sparse.CorruptChunkError, match="BloscLZ match before the start"):
-        blosclz(b"\x00a\x20\x05\x00", 10)  # a match 6 bytes back after one byte of output
+    return [b"a" * 5000, b"abc" * 3000, b"ab" * 4500 + far + b"cd" * 4500 + far, bytes(range(256)) * 40,
+            rng.integers(0, 4, 30000, dtype=np.uint8).tobytes(), b"z" * 70000]
+
+
+def write_blosclz(path):
+    """Per clevel a dataset of one uint8 sequence per chunk and sample: each chunk's data
+    section is one BloscLZ frame of libblosc's."""
+    samples = blosclz_samples()
+    with h5py.File(path, "w") as f:
+        for clevel in (1, 5, 9):
+            d = f.create_dataset(f"blosclz{clevel}", shape=(len(samples),), chunks=(1,),
+                                 dtype=h5py.vlen_dtype(np.uint8),
+                                 **h5sparse.Sparse(lengths=Blosc("blosclz", clevel, "none"),
+                                                   data=Blosc("blosclz", clevel, "none")))
+            for i, sample in enumerate(samples):
+                d[i] = np.frombuffer(sample, np.uint8)
+    return samples
+
+
+def test_blosclz_frames_of_libblosc_read_back(tmp_path):
+    path = tmp_path / "blosclz.h5"
+    samples = write_blosclz(path)
+    names = [f"blosclz{clevel}" for clevel in (1, 5, 9)]
+    read = read_without_connector(path, names, tmp_path)
+    with h5py.File(path, "r") as f:
+        for name in names:
+            assert read[name][0] == "ok", read[name]
+            assert [bytes(v) for v in read[name][2]] == samples, name
+            infos = read[name][4]  # the data sections are compressed frames (mask 0), not copies
+            assert sum(1 for i in infos if i.filter_mask[3] == 0 and i.section_size[3] < i.section_orig_size[3]) >= 4
+            assert len(infos) == f[name].id.get_num_chunks() == len(samples)
+
+
+# --- chunk headers (docs/FORMAT.md, version 3), for the checksum tests below --------------
+
+@functools.lru_cache(None)
+def libxxhash():
+    lib = ctypes.CDLL(ctypes.util.find_library("xxhash") or "libxxhash.so.0")
+    lib.XXH3_64bits.restype = ctypes.c_uint64
+    lib.XXH3_64bits.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+    return lib
+
+
+def xxh3_low32(data):
+    """The low 32 bits of XXH3-64 of `data`, by the system's libxxhash."""
+    return libxxhash().XXH3_64bits(bytes(data), len(data)) & 0xFFFFFFFF
+
+
+def header_fields(raw):
+    """(sections, header checksum position) of a version-3 chunk: per section (stored bytes'
+    start, stored size, position of their checksum)."""
+    def varint(pos):
+        value = shift = 0
+        while True:
+            value |= (raw[pos] & 0x7F) << shift
+            shift, pos = shift + 7, pos + 1
+            if not raw[pos - 1] & 0x80:
+                return value, pos
+    assert raw[0] == 3
+    flags, pos, fields = raw[1], 2, []
+    for s in range(4):
+        size, pos = varint(pos)
+        if flags >> s & 1:
+            pos = varint(varint(pos)[1])[1]  # mask, unfiltered size
+        fields.append([size, pos])
+        pos += 8 if flags >> s & 1 else 4
+    if flags & 0x10:
+        pos = varint(pos)[1]
+    start, sections = pos + 4, []
+    for size, checksum_at in fields:
+        sections.append((start, size, checksum_at))
+        start += size
+    return sections, pos
+
+
+def test_stored_checksums_are_libxxhash_xxh3(corpus):
+    """Every header and stored section of the corpus carries the low 32 bits of libxxhash's XXH3."""
+    path, names, _ = corpus
+    checked = set()
+    with h5py.File(path, "r") as f:
+        for name in names:
+            for i in range(f[name].id.get_num_chunks()):
+                raw = f[name].id.read_direct_chunk(f[name].id.get_chunk_info(i).chunk_offset)[1]
+                sections, header_end = header_fields(raw)
+                assert xxh3_low32(raw[:header_end]) == int.from_bytes(raw[header_end:header_end + 4], "little")
+                for start, size, at in sections:
+                    assert xxh3_low32(raw[start:start + size]) == int.from_bytes(raw[at:at + 4], "little")
+                    checked.add(size)
+    classes = {next(k for k, top in enumerate((0, 3, 8, 16, 128, 240)) if size <= top) if size <= 240 else 6
+               for size in checked}
+    assert classes == set(range(7)), sorted(checked)  # every length class of XXH3's (0, 1-3, ... 129-240, more)
+
+
+def test_malformed_blosclz_stream_under_valid_checksums_is_corrupt(tmp_path):
+    """A data frame whose BloscLZ stream copies from before its output's start (a match 6 bytes
+    back after one byte), checksums made right: the decoder refuses it, naming the chunk."""
+    path = tmp_path / "blosclz.h5"
+    write_blosclz(path)
+    with h5py.File(path, "r") as f:
+        raw = bytearray(f["blosclz5"].id.read_direct_chunk((0,))[1])  # the "run" sample
+        sections, header_end = header_fields(raw)
+        start, size, at = sections[3]
+        frame = raw[start:start + size]
+        assert frame[2] & 0x02 == 0  # compressed, not copied
+        (stream_size,) = np.frombuffer(frame, "<u4", 1, 20)
+        frame[24:24 + stream_size] = (b"\x00a\x20\x05" + bytes(stream_size))[:stream_size]
+        raw[start:start + size] = frame
+        raw[at:at + 4] = xxh3_low32(frame).to_bytes(4, "little")
+        raw[header_end:header_end + 4] = xxh3_low32(raw[:header_end]).to_bytes(4, "little")
+    rewrite_chunk(path, "blosclz5", (0,), bytes(raw), tmp_path)
+    kind, text = read_without_connector(path, ["blosclz5"], tmp_path)["blosclz5"]
+    assert kind == "CorruptChunkError"
+    assert text.startswith("dataset '/blosclz5', chunk at (0,): section 3 (data): blosc: frame payload is corrupt"), text
+
+
+def rewrite_chunk(path, name, offset, raw, tmp_path):
+    """Stores `raw` as the chunk at `offset` with HDF5's write_direct_chunk, without the connector."""
+    script = "import sys, h5py\nwith h5py.File(sys.argv[1], 'r+') as f:\n" \
+             "    f[sys.argv[2]].id.write_direct_chunk(tuple(int(v) for v in sys.argv[4:]), open(sys.argv[3], 'rb').read())\n"
+    chunk = tmp_path / "chunk.bin"
+    chunk.write_bytes(raw)
+    subprocess.run([sys.executable, "-c", script, str(path), name, str(chunk), *map(str, offset)], env=BARE_ENV,
+                   check=True)
 
 
 def corrupt(path, name, where):
@@ -257,7 +362,7 @@ def corrupt(path, name, where):
 
 
 @pytest.mark.parametrize("where, message", [(-2, "section 3 (data) stored-bytes checksum mismatch"),
-                                            (4, "header checksum mismatch")])
+                                            (4, "structured chunk header checksum mismatch")])
 def test_corrupt_chunks_raise_naming_the_chunk(tmp_path, where, message):
     path = tmp_path / "corrupt.h5"
     with h5py.File(path, "w") as f:
@@ -269,13 +374,19 @@ def test_corrupt_chunks_raise_naming_the_chunk(tmp_path, where, message):
     assert text == f"dataset '/s', chunk at {tuple(origin)}: {message}", text
 
 
-def test_xxh3_agrees_with_libxxhash():
-    name = ctypes.util.find_library("xxhash") or "libxxhash.so.0"
-    lib = ctypes.CDLL(name)
-    lib.XXH3_64bits.restype = ctypes.c_uint64
-    lib.XXH3_64bits.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
-    rng = np.random.default_rng(5)
-    sizes = list(range(0, 260)) + [1023, 1024, 1025, 1088, 2047, 4096, 100003]
-    for n in sizes:
-        data = rng.integers(0, 256, n, dtype=np.uint8).tobytes()
-        assert xxh3_64(data) == lib.XXH3_64bits(data, n), n
+def test_a_codec_the_library_lacks_raises_missing_codec_error(tmp_path):
+    """Parameters naming a section filter libh5sparse has no codec for (307, bzip2), as a writer
+    without the plugin stores them: MissingCodecError naming the dataset, from either call."""
+    path = tmp_path / "missing.h5"
+    with h5py.File(path, "w") as f:
+        d = f.create_dataset("s", shape=(10,), chunks=(5,), dtype=h5py.string_dtype(),
+                             **h5sparse.Sparse(data=Blosc("zstd", 7, "byte")))
+        cd = list(filter_values(d.id.get_create_plist(), h5sparse.FILTER_ID))
+    cd[cd.index(32001)] = 307
+    script = ("import sys, h5py\nwith h5py.File(sys.argv[1], 'w') as f:\n"
+              "    f.create_dataset('m', shape=(10,), chunks=(5,), dtype='V16', compression=45100,"
+              " compression_opts=tuple(int(v) for v in sys.argv[2:]), allow_unknown_filter=True)\n")
+    subprocess.run([sys.executable, "-c", script, str(path), *map(str, cd)], env=BARE_ENV, check=True)
+    kind, text = read_without_connector(path, ["m"], tmp_path)["m"]
+    assert kind == "MissingCodecError"
+    assert text.startswith("dataset '/m': structured-chunk parameters: section filter 307 is not supported"), text

@@ -87,6 +87,13 @@ def test_variable_length_strings(tmp_path):
             assert [x.decode() for x in d[5:8]] == ["alpha", "beta", "gamma"]
             assert h5sparse.get_defined(d).ravel().tolist() == [5, 6, 7]
     """, tmp_path)
+    run("""
+        import h5py, h5sparse  # h5py first: no connector; read_direct_chunk, decoded by libh5sparse
+        with h5py.File("v.h5") as f:
+            assert f["s"].dtype == "V16"
+            e = h5sparse.read_vl_chunks(f["s"], asstr=True)
+            assert e.coords.ravel().tolist() == [5, 6, 7] and e.values == ["alpha", "beta", "gamma"], e
+    """, tmp_path)
 
 
 @pytest.mark.parametrize("order", ["h5sparse first", "hdf5plugin first"])
