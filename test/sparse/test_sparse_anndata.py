@@ -1,5 +1,5 @@
-"""h5sparse.write_h5ad / read_h5ad: AnnData files whose X is a sparse dataset (anndata from PyPI:
-the wheel's venvs have it; the Debian toolchains do not, and skip)."""
+"""h5sparse.write_h5ad / read_h5ad: AnnData files whose X is a sparse dataset. anndata comes from
+PyPI: test/wheel/run runs this in the wheel's venvs (the Debian toolchains have no anndata)."""
 import h5py
 import numpy as np
 import pytest
