@@ -98,6 +98,20 @@ def start():
         raise ImportError(f"h5py.libs holds HDF5 {wanted} but h5py runs HDF5 {h5py.version.hdf5_version}")
     series = found
     _register_filters()
+    if not wanted:
+        _warn_without_connector()
+
+
+def _warn_without_connector():
+    """h5py started HDF5 before us (or h5py is not a wheel's): plain h5py files then do not go
+    through the connector, and writes to sparse datasets define whole chunks (the filter's
+    meaning). Said once, with what to do, unless HDF5_VOL_CONNECTOR put the connector there."""
+    import warnings
+    from . import connector_by_default
+    if not connector_by_default():
+        warnings.warn("h5sparse: h5py was imported first, so files opened with h5py.File do not go through the "
+                      "h5sparse connector (writes define whole chunks, get_defined/erase/read_coo refuse): import "
+                      "h5sparse before h5py, or open files with h5sparse.File", stacklevel=3)
 
 
 def _register_filters():

@@ -37,8 +37,11 @@ ONE_HDF5 = """
 
 def test_sparse_dataset_by_slices_with_plain_h5py_code(tmp_path):
     out = run("""
-        import os, numpy as np
-        import h5sparse
+        import os, warnings, numpy as np
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            import h5sparse
+        assert not [w for w in caught if "h5sparse" in str(w.message)], [str(w.message) for w in caught]
         import h5py
         with h5py.File("a.h5", "w") as f:
             d = f.create_dataset("x", shape=(4096, 4096), dtype="f4", chunks=(256, 256), fillvalue=np.nan,
@@ -139,7 +142,12 @@ def test_h5py_imported_first(tmp_path):
     """Files opened afterwards by h5sparse.File go through the connector; plain h5py files do
     not, and the operations that need it say so."""
     err = run("""
-        import numpy as np, h5py, h5sparse
+        import warnings
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            import numpy as np, h5py, h5sparse
+        said = [str(w.message) for w in caught]
+        assert any("import h5sparse before h5py, or open files with h5sparse.File" in s for s in said), said
         assert not h5sparse.connector_by_default()
         with h5sparse.File("f.h5", "w") as f:
             d = f.create_dataset("x", shape=(100,), dtype="f8", chunks=(10,), **h5sparse.Sparse())
