@@ -101,19 +101,21 @@ def test_variable_length_strings(tmp_path):
 
 @pytest.mark.parametrize("order", ["h5sparse first", "hdf5plugin first"])
 def test_blosc_and_lzf_both_ways_with_hdf5plugin(tmp_path, order):
-    """Files of our filters read by hdf5plugin's alone, and the reverse; both imported together."""
+    """Files of our filters read by hdf5plugin's alone, and the reverse (Blosc lz4 and snappy, LZF);
+    both imported together."""
     write = """
         import numpy as np, h5py, {lib}
         data = np.arange(1 << 16, dtype="i4").reshape(256, 256) % 1000
         with h5py.File("{name}.h5", "w") as f:
             f.create_dataset("b", data=data, chunks=(64, 64), compression=32001, compression_opts=(0, 0, 0, 0, 5, 1, 1))
             f.create_dataset("l", data=data, chunks=(64, 64), compression="lzf")
+            f.create_dataset("s", data=data, chunks=(64, 64), compression=32001, compression_opts=(0, 0, 0, 0, 5, 2, 3))
     """
     read = """
         import numpy as np, h5py, {lib}
         data = np.arange(1 << 16, dtype="i4").reshape(256, 256) % 1000
         with h5py.File("{name}.h5") as f:
-            assert (f["b"][...] == data).all() and (f["l"][...] == data).all()
+            assert (f["b"][...] == data).all() and (f["l"][...] == data).all() and (f["s"][...] == data).all()
     """
     run(write.format(lib="h5sparse", name="ours"), tmp_path)
     run(write.format(lib="hdf5plugin", name="theirs"), tmp_path)
