@@ -2,6 +2,7 @@
 h5py thread meanwhile), and on failure an exception that carries the messages of HDF5's error
 stack, which h5py keeps from being printed."""
 import ctypes
+import gc
 
 
 class H5SparseError(RuntimeError):
@@ -75,8 +76,16 @@ def guarded(function, *args):
         import h5py  # h5sparse itself does not need h5py to be importable
         _phil = h5py._objects.phil
     with _phil:
-        rc = function(*args)
-        return rc, (_error_records() if rc < 0 else None)
+        # No garbage collection until the records are taken: a collected h5py object's
+        # finalizer calls HDF5 (H5Idec_ref), and any HDF5 call clears the error stack.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            rc = function(*args)
+            return rc, (_error_records() if rc < 0 else None)
+        finally:
+            if collecting:
+                gc.enable()
 
 
 def call(lib, what, dset, function, *args, error=H5SparseError):
