@@ -36,8 +36,9 @@ def library_path():
     return os.path.join(directory(), "lib", "libh5sparse.so") if series else None
 
 
-def plugin_dir():
-    return os.path.join(directory(), "plugins") if series else None
+def plugin_dir(name=None):
+    """The plugin directory of a series (default: the series started)."""
+    return os.path.join(directory(name), "plugins") if name or series else None
 
 
 def series_of(version):
@@ -68,7 +69,7 @@ def _import_h5py_through_connector(wanted):
     the connector in HDF5_VOL_CONNECTOR (unless it names one already), then restores the
     environment as it was."""
     saved = {k: os.environ.get(k) for k in ("HDF5_PLUGIN_PATH", "HDF5_VOL_CONNECTOR")}
-    plugins = os.path.join(directory(wanted), "plugins")
+    plugins = plugin_dir(wanted)
     os.environ["HDF5_PLUGIN_PATH"] = os.pathsep.join(filter(None, [plugins, saved["HDF5_PLUGIN_PATH"]]))
     os.environ["HDF5_VOL_CONNECTOR"] = saved["HDF5_VOL_CONNECTOR"] or CONNECTOR
     try:
@@ -118,14 +119,19 @@ def _register_filters():
     """Our filters for the IDs h5py's HDF5 has no filter for yet (h5py's LZF, hdf5plugin's Blosc
     stay where they are registered: the formats are the same)."""
     import h5py
-    from . import _libhdf5, library
-    lib, h5open = library(), ctypes.cast(_libhdf5.lib().H5open, ctypes.c_void_p)
     for ident, filter_id in FILTERS:
         if h5py.h5z.filter_avail(filter_id):
             continue
-        info = getattr(lib, f"h5sparse_plugin_info_{ident}")
-        info.restype, info.argtypes = ctypes.c_void_p, [ctypes.c_void_p]
-        address = info(h5open)
+        address = plugin_class(ident)
         if not address:
             raise ImportError(f"h5sparse: the filter {filter_id} cannot be registered with h5py's HDF5")
         h5py.h5z.register_filter(address)
+
+
+def plugin_class(ident):
+    """The address of a plugin's class (H5Z_class2_t, H5VL_class_t) in the wheel's libh5sparse,
+    bound to h5py's HDF5; 0 when it cannot be bound."""
+    from . import _libhdf5, library
+    info = getattr(library(), f"h5sparse_plugin_info_{ident}")
+    info.restype, info.argtypes = ctypes.c_void_p, [ctypes.c_void_p]
+    return info(ctypes.cast(_libhdf5.lib().H5open, ctypes.c_void_p)) or 0

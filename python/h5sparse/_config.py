@@ -38,7 +38,7 @@ def main(argv=None):
     except ImportError as e:
         print(f"h5plugin-config: {e}", file=sys.stderr)
         return 1
-    plugins = f"{_bundle.directory(series)}/plugins"
+    plugins = _bundle.plugin_dir(series)
     if args.plugin_path:
         print(plugins)
     if args.vol_connector:

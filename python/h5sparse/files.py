@@ -29,11 +29,9 @@ def _connector(hdf5):
     path (a Debian or CMake install)."""
     global _connector_id
     if _connector_id is None:
-        from . import _bundle, _libhdf5, library
+        from . import _bundle
         if _bundle.series:
-            info = library().h5sparse_plugin_info_vol
-            info.restype, info.argtypes = ctypes.c_void_p, [ctypes.c_void_p]
-            found = hdf5.H5VLregister_connector(info(ctypes.cast(_libhdf5.lib().H5open, ctypes.c_void_p)), 0)
+            found = hdf5.H5VLregister_connector(_bundle.plugin_class("vol"), 0)
         else:
             found = hdf5.H5VLregister_connector_by_name(b"h5sparse", 0)
         if found < 0:
