@@ -88,14 +88,13 @@ void read_chunk_pieces(const ChunkView* chunk, const ChunkLayout& layout, const 
     std::memcpy(dest + pieces[i].source * es, &scratch.dense[pieces[i].in_chunk_start * es], pieces[i].length * es);
 }
 
-namespace {
-
-// True when a structured chunk holds fewer elements than a bitmap of it has words.
 bool holds_few(const std::uint8_t* data, std::size_t size, unsigned filter_mask, const ChunkLayout& layout) {
   if (filter_mask & 1) return false;  // a dense chunk
   const std::optional<std::uint64_t> held = stated_element_count(data, size, layout);
   return held && *held < layout.element_count() / 64;
 }
+
+namespace {
 
 // The pieces from the chunk's elements: the fill value, then each piece's defined elements
 // found by bisection.

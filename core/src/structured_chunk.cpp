@@ -382,6 +382,29 @@ ChunkElements decode_chunk_elements(const std::uint8_t* data, std::size_t size, 
   return chunk;
 }
 
+ChunkElements elements_in(const ChunkView& chunk, const ChunkSelection& wanted, std::size_t element_size) {
+  const std::vector<std::uint64_t>& have = chunk.defined.words();
+  const std::vector<std::uint64_t>& want = wanted.words();
+  std::size_t count = 0;
+  for (std::size_t w = 0; w < have.size(); ++w) count += std::size_t(__builtin_popcountll(have[w] & want[w]));
+  ChunkElements out;
+  out.offsets.resize(count);
+  out.values.resize(count * element_size);
+  std::size_t at = 0;
+  std::uint64_t rank = 0;  // defined elements before word w
+  for (std::size_t w = 0; w < have.size() && at < count; ++w) {
+    for (std::uint64_t hit = have[w] & want[w]; hit; hit &= hit - 1) {
+      const unsigned bit = unsigned(__builtin_ctzll(hit));
+      const std::uint64_t r = rank + std::uint64_t(__builtin_popcountll(have[w] & ((std::uint64_t(1) << bit) - 1)));
+      out.offsets[at] = std::uint32_t(w * 64 + bit);
+      std::memcpy(&out.values[at * element_size], chunk.values + r * element_size, element_size);
+      ++at;
+    }
+    rank += std::uint64_t(__builtin_popcountll(have[w]));
+  }
+  return out;
+}
+
 StructuredChunk decode_chunk(const std::uint8_t* data, std::size_t size, const ChunkLayout& layout) {
   ChunkView view = decode_chunk_view(data, size, layout);
   StructuredChunk chunk;

@@ -671,3 +671,38 @@ TEST(Coordinates, ScansStopAtTheExtent) {
   for (std::uint64_t i = 0; i < 11; ++i) model[Coords{i, i}] = Value(i);
   expect_scan_matches(engine, store, narrow, model, {whole(Coords{13, 11})}, "smaller extent");
 }
+
+// Columns and rows of chunks holding many elements (read from a bitmap of the chunk, met with
+// the region's): lists of columns and of rows, overlapping, at ranks 2 and 3.
+TEST(Coordinates, ColumnsAndRowsOfFullChunks) {
+  const std::vector<std::pair<Coords, Coords>> shapes = {{{200, 150}, {64, 64}}, {{20, 30, 40}, {8, 8, 16}}};
+  for (const auto& [dims, chunk] : shapes) {
+    std::mt19937_64 rng(dims.size());
+    const SparseEngine engine(test_params(chunk, false), 0);
+    const ChunkGrid grid(dims, chunk);
+    MemoryChunkStore store;
+    Model model;
+    std::uint64_t n = 1;
+    for (std::uint64_t d : dims) n *= d;
+    const Points p = random_points(dims, std::size_t(n / 2), rng);
+    engine.write_coordinates(store, grid, p.coords.data(), p.size(), bytes_of(p.values));
+    apply(model, p, dims.size(), false, false);
+    const std::size_t last = dims.size() - 1;
+    std::vector<Box> columns, rows;
+    for (std::uint64_t c : {std::uint64_t(3), std::uint64_t(17), std::uint64_t(18), dims[last] - 1}) {
+      Box b = whole(dims);
+      b.start[last] = c, b.count[last] = 1;
+      columns.push_back(b);
+    }
+    for (std::uint64_t r : {std::uint64_t(0), std::uint64_t(5), std::uint64_t(9), dims[0] - 1}) {
+      Box b = whole(dims);
+      b.start[0] = r, b.count[0] = 1;
+      rows.push_back(b);
+    }
+    std::vector<Box> both = columns;
+    both.insert(both.end(), rows.begin(), rows.end());
+    expect_scan_matches(engine, store, grid, model, columns, "columns");
+    expect_scan_matches(engine, store, grid, model, rows, "rows");
+    expect_scan_matches(engine, store, grid, model, both, "rows and columns, overlapping");
+  }
+}

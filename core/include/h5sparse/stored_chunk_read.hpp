@@ -23,6 +23,10 @@ StructuredChunk decode_stored_chunk(const std::uint8_t* data, std::size_t size, 
 ChunkElements decode_stored_elements(const std::uint8_t* data, std::size_t size, unsigned filter_mask,
                                      const ChunkLayout& layout);
 
+/// True when a stored chunk states (stated_element_count) fewer elements than a bitmap of it
+/// has words: decoding its offsets then costs less than a bitmap of the chunk.
+bool holds_few(const std::uint8_t* data, std::size_t size, unsigned filter_mask, const ChunkLayout& layout);
+
 /// A variable-length dataset's stored chunk decoded into its elements (decode_var_chunk); a
 /// dense carrier chunk of zeros, stored around the filter, holds none, and any other is
 /// Error(corrupt_data).

@@ -156,6 +156,11 @@ struct ChunkView {
 ChunkView decode_chunk_view(const std::uint8_t* data, std::size_t size, const ChunkLayout& layout,
                             std::array<Bytes, 2>* values_scratch = nullptr);
 
+/// The elements of a decoded chunk that `wanted` (a bitmap over the chunk's elements) holds:
+/// their offsets and values, found word by word in the two bitmaps, each value taken by its
+/// rank among the defined elements; nothing else of the chunk is copied.
+ChunkElements elements_in(const ChunkView& chunk, const ChunkSelection& wanted, std::size_t element_size);
+
 /// Sets `header.padding` (its sections filled in) to bring the chunk to its size class: with a
 /// filtered section, sizes go up to a multiple of 1/32 of their power of two (docs/FORMAT.md, "Size
 /// classes"), so that a rewrite whose compressed size moved a little keeps its size and HDF5

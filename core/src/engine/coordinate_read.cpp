@@ -251,14 +251,23 @@ class Scan {
   }
 
   void decode(ChunkPart& part) const {
-    if (var_)
+    const StoredChunk& stored = part.stored;
+    bool cut = part.whole;
+    if (var_) {
       decode_var(part);
-    else
-      part.elements = decode_stored_elements(part.stored.bytes.data(), part.stored.bytes.size(),
-                                             part.stored.filter_mask, layout_);
+    } else if (!cut && !holds_few(stored.bytes.data(), stored.bytes.size(), stored.filter_mask, layout_)) {
+      // Part of a chunk of many elements (a gene's column, a few cells' rows): its selection
+      // decoded as a bitmap, met with the region's, and only the elements inside copied.
+      const ChunkView view = decode_stored_view(stored.bytes.data(), stored.bytes.size(), stored.filter_mask, layout_);
+      const auto boxes = detail::local_boxes(scan_.region, part.origin, grid_.chunk_dims());
+      part.elements = elements_in(view, detail::selection_of_boxes(boxes, grid_.chunk_dims()), es_);
+      cut = true;
+    } else {
+      part.elements = decode_stored_elements(stored.bytes.data(), stored.bytes.size(), stored.filter_mask, layout_);
+    }
     part.stored.bytes = RawBytes();
     part.decoded = true;
-    if (!part.whole)
+    if (!cut)
       detail::keep_elements(part.elements, detail::local_boxes(scan_.region, part.origin, grid_.chunk_dims()),
                             grid_.chunk_dims(), value_size_, true);
     if (!scan_.values) part.elements.values = Bytes();

@@ -109,19 +109,42 @@ std::vector<LocalBox> local_boxes(const std::vector<Box>& region, const Coords& 
   return boxes;
 }
 
-// Line by line: the boxes holding a line are found once per line, then each element is
-// tested against their column ranges.
+ChunkSelection selection_of_boxes(const std::vector<LocalBox>& boxes, const Coords& chunk_dims) {
+  const std::size_t rank = chunk_dims.size();
+  std::uint64_t n = 1;
+  for (std::uint64_t d : chunk_dims) n *= d;
+  ChunkSelection s(n);
+  for (const LocalBox& b : boxes) {
+    if (b.lo == b.hi) continue;
+    Coords at = b.lo;  // the box's lines, odometer order over every dimension but the last
+    while (true) {
+      std::uint64_t line = 0;
+      for (std::size_t d = 0; d + 1 < rank; ++d) line = line * chunk_dims[d] + at[d];
+      s.set_range(line * chunk_dims[rank - 1] + b.lo[rank - 1], b.hi[rank - 1] - b.lo[rank - 1]);
+      std::size_t d = rank - 1;
+      while (d > 0 && ++at[d - 1] == b.hi[d - 1]) at[d - 1] = b.lo[d - 1], --d;
+      if (d == 0) break;
+    }
+  }
+  return s;
+}
+
+// Line by line: the boxes holding a line are found once per line (offsets ascend, so a line
+// ends at a known offset: no division per element), then each element is tested against
+// their column ranges.
 std::size_t keep_elements(ChunkElements& e, const std::vector<LocalBox>& boxes, const Coords& chunk_dims,
                           std::size_t es, bool inside) {
   const std::size_t rank = chunk_dims.size();
   const std::uint64_t row = chunk_dims[rank - 1];
   std::size_t keep = 0;
-  std::uint64_t line = UINT64_MAX;
+  std::uint64_t line_start = 0, line_end = 0;  // of the current line: [start, end)
   std::vector<std::pair<std::uint64_t, std::uint64_t>> columns;  // of the boxes holding the line
   Coords at(rank);
   for (std::size_t i = 0; i < e.offsets.size(); ++i) {
-    if (e.offsets[i] / row != line) {
-      line = e.offsets[i] / row;
+    if (e.offsets[i] >= line_end || i == 0) {
+      const std::uint64_t line = e.offsets[i] / row;
+      line_start = line * row;
+      line_end = line_start + row;
       for (std::size_t d = rank - 1, rest = line; d-- > 0; rest /= chunk_dims[d]) at[d] = rest % chunk_dims[d];
       columns.clear();
       for (const LocalBox& b : boxes) {
@@ -130,7 +153,7 @@ std::size_t keep_elements(ChunkElements& e, const std::vector<LocalBox>& boxes, 
         if (holds) columns.emplace_back(b.lo[rank - 1], b.hi[rank - 1]);
       }
     }
-    const std::uint64_t column = e.offsets[i] % row;
+    const std::uint64_t column = e.offsets[i] - line_start;
     bool in = false;
     for (const auto& [lo, hi] : columns) in = in || (column >= lo && column < hi);
     if (in != inside) continue;
