@@ -223,9 +223,12 @@ _H5P_DEFAULT = 0
 
 
 def _space_of(dset, selection):
-    """An h5py SpaceID selecting `selection` (anything dset[...] accepts) in the dataset."""
+    """An h5py SpaceID selecting `selection` (anything dset[...] accepts, or a SpaceID) in the dataset."""
     if selection is None:
         return None
+    import h5py
+    if isinstance(selection, h5py.h5s.SpaceID):
+        return selection
     from h5py._hl import selections
     if not isinstance(selection, tuple):
         selection = (selection,)

@@ -49,21 +49,79 @@ def _local(dset, region):
     return coords.view(np.int64), values, shape
 
 
-def to_scipy(dset, region=None, format="coo"):
+def to_scipy(dset, region=None, format="coo", rows=None, cols=None):
     """The defined elements of a 2-D dataset's box `region` (default all) as a scipy.sparse array
     of the box's shape: format "coo", "csr" or "csc". Undefined elements are the array's
-    implicit zeros, whatever the dataset's fill value."""
+    implicit zeros, whatever the dataset's fill value. With `rows` and/or `cols` (lists of
+    indices, any order, repeats allowed) instead of a region, the array is those rows and
+    columns of the dataset (all of a dimension not given), in the order given: one read, each
+    chunk they meet decoded once."""
     import scipy.sparse
     if len(dset.shape) != 2:
         raise ValueError(f"scipy.sparse holds 2-D arrays; {dset.name} has {len(dset.shape)} dimensions")
     if format not in ("coo", "csr", "csc"):
         raise ValueError(f"format must be 'coo', 'csr' or 'csc', got {format!r}")
-    start, shape = _box(dset, region)
     if _variable_length(dset.dtype):
         raise TypeError(f"scipy.sparse holds numbers; {dset.name} holds variable-length data ({dset.dtype})")
-    indptr, indices, values = _read_rows(dset, start, shape)  # CSR's arrays, written by the library
-    csr = scipy.sparse.csr_array((values, indices, indptr), shape=shape)
+    if rows is not None or cols is not None:
+        if region is not None:
+            raise TypeError("to_scipy takes a region or rows and cols, not both")
+        csr = _lists_as_csr(dset, rows, cols)
+    else:
+        start, shape = _box(dset, region)
+        indptr, indices, values = _read_rows(dset, start, shape)  # CSR's arrays, written by the library
+        csr = scipy.sparse.csr_array((values, indices, indptr), shape=shape)
     return csr if format == "csr" else csr.tocoo() if format == "coo" else csr.tocsc()
+
+
+def _index_list(index, n, what):
+    """(sorted distinct indices, positions of the given ones among them) of an index list."""
+    given = np.asarray(index)
+    if given.ndim != 1 or (given.size and given.dtype.kind not in "iu"):
+        raise TypeError(f"{what} must be a list of integer indices, got {index!r}")
+    given = given.astype(np.int64)
+    given = np.where(given < 0, given + n, given)
+    if given.size and (given.min() < 0 or given.max() >= n):
+        raise IndexError(f"{what} hold an index outside a dimension of {n}")
+    return np.unique(given, return_inverse=True)
+
+
+def _runs(sorted_indices):
+    """(starts, lengths) of the runs of consecutive indices."""
+    breaks = np.flatnonzero(np.diff(sorted_indices) != 1) + 1
+    starts = np.concatenate(([0], breaks))
+    lengths = np.diff(np.concatenate((starts, [len(sorted_indices)])))
+    return sorted_indices[starts], lengths
+
+
+def _lists_as_csr(dset, rows, cols):
+    """The CSR array of the given rows and columns (to_scipy's lists), read as one selection: the
+    union of the boxes their runs make."""
+    import h5py
+    import scipy.sparse
+    lists = [_index_list(np.arange(n) if index is None else index, n, what)
+             for index, n, what in zip((rows, cols), dset.shape, ("rows", "cols"))]
+    (row_set, row_back), (col_set, col_back) = lists
+    shape = (len(row_set), len(col_set))
+    if 0 in shape:
+        return scipy.sparse.csr_array((len(row_back), len(col_back)), dtype=dset.dtype)
+    space = dset.id.get_space()
+    space.select_none()
+    row_runs, col_runs = _runs(row_set), _runs(col_set)
+    for r0, rn in zip(*row_runs):
+        for c0, cn in zip(*col_runs):
+            space.select_hyperslab((int(r0), int(c0)), (int(rn), int(cn)), op=h5py.h5s.SELECT_OR)
+    coords, values = read_coo(dset, space)
+    r = np.searchsorted(row_set, coords[:, 0].view(np.int64))
+    c = np.searchsorted(col_set, coords[:, 1].view(np.int64))
+    indptr = np.zeros(shape[0] + 1, np.int64)
+    np.cumsum(np.bincount(r, minlength=shape[0]), out=indptr[1:])
+    csr = scipy.sparse.csr_array((values, c, indptr), shape=shape)  # row-major: columns ascend in a row
+    if len(row_back) != shape[0] or np.any(row_back != np.arange(shape[0])):
+        csr = csr[row_back]
+    if len(col_back) != shape[1] or np.any(col_back != np.arange(shape[1])):
+        csr = csr[:, col_back]
+    return scipy.sparse.csr_array(csr)
 
 
 def from_scipy(dset, matrix, offset=(0, 0)):

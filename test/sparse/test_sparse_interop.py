@@ -58,6 +58,31 @@ def test_scipy_arrays_come_from_the_library_in_compressed_rows(tmp_path):
             h5sparse.to_scipy(strings)
 
 
+def test_scipy_arrays_of_row_and_column_lists(tmp_path):
+    m = scipy.sparse.random(300, 260, density=0.2, format="csr", random_state=5, dtype=np.float32)
+    with h5py.File(tmp_path / "l.h5", "w") as f:
+        for name, values in (("plain", None), ("lzf", h5sparse.LZF())):
+            d = f.create_dataset(name, shape=m.shape, dtype="f4", chunks=(64, 128), **h5sparse.Sparse(values=values))
+            h5sparse.from_scipy(d, m)
+            genes, cells = [250, 3, 7, 8, 9, 3, -1], [299, 0, 64, 65, 1, 128]
+            for fmt in ("csr", "csc", "coo"):
+                got = h5sparse.to_scipy(d, cols=genes, format=fmt)
+                assert got.format == fmt and got.shape == (300, len(genes))
+                np.testing.assert_array_equal(got.toarray(), m.toarray()[:, genes])
+            got = h5sparse.to_scipy(d, rows=cells, format="csr")
+            assert got.has_sorted_indices
+            np.testing.assert_array_equal(got.toarray(), m.toarray()[cells])
+            got = h5sparse.to_scipy(d, rows=cells, cols=genes)
+            np.testing.assert_array_equal(got.toarray(), m.toarray()[np.ix_(cells, genes)])
+            assert h5sparse.to_scipy(d, rows=[], format="csr").shape == (0, 260)
+        with pytest.raises(IndexError, match="outside a dimension of 260"):
+            h5sparse.to_scipy(d, cols=[260])
+        with pytest.raises(TypeError, match="integer indices"):
+            h5sparse.to_scipy(d, rows=[0.5])
+        with pytest.raises(TypeError, match="not both"):
+            h5sparse.to_scipy(d, np.s_[0:3, :], rows=[1])
+
+
 def test_scipy_matrices_are_written_a_band_of_chunk_rows_at_a_time(tmp_path, monkeypatch):
     import h5sparse.interop as interop
     monkeypatch.setattr(interop, "_BAND_ENTRIES", 500)
