@@ -53,6 +53,7 @@ const char* encoding_name(SelectionEncoding e) {
     case SelectionEncoding::runs: return "runs";
     case SelectionEncoding::blocks: return "blocks";
     case SelectionEncoding::rice_offsets: return "rice_offsets";
+    case SelectionEncoding::elias_fano: return "elias_fano";
   }
   return "unknown";
 }

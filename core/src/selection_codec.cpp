@@ -10,6 +10,7 @@
 #include "h5sparse/bits.hpp"
 #include "h5sparse/cpu_features.hpp"
 #include "h5sparse/error.hpp"
+#include "h5sparse/elias_fano.hpp"
 #include "h5sparse/rice_offsets.hpp"
 #include "h5sparse/varint.hpp"
 #include "selection_walk.hpp"
@@ -288,6 +289,19 @@ Bytes encode_rice_offsets(const Walk& s, std::uint64_t count, std::uint64_t& lon
   return out;
 }
 
+template <typename Walk>
+Bytes encode_elias_fano(const Walk& s, std::uint64_t count) {
+  Bytes out{std::uint8_t(SelectionEncoding::elias_fano)};
+  put_varint(out, count);
+  const std::uint64_t last = s.last();
+  EliasFanoWriter writer(last, count, elias_fano_low_bits(last, count), out);
+  s.each([&](std::uint64_t i) {
+    writer.add(i);
+    return true;
+  });
+  return out;
+}
+
 // The runs encoding when it is shorter than `limit` bytes, else nothing.
 template <typename Walk>
 Bytes encode_runs(const Walk& s, std::uint64_t runs, std::size_t limit) {
@@ -357,6 +371,11 @@ Bytes encode_selection_as(SelectionEncoding encoding, const ChunkSelection& s,
       std::uint64_t long_gaps;
       return encode_rice_offsets(walk, count, long_gaps);
     }
+    case SelectionEncoding::elias_fano: {
+      const std::uint64_t count = s.defined_count();
+      H5SPARSE_FAIL_IF(count == 0, ErrorCode::invalid_argument, "an empty selection has no Elias-Fano encoding");
+      return encode_elias_fano(walk, count);
+    }
     case SelectionEncoding::runs:
       return encode_runs(walk, count_runs(s), SIZE_MAX);
     case SelectionEncoding::blocks: {
@@ -419,6 +438,18 @@ Bytes encode_smallest(const Walk& s, std::uint64_t n, std::uint64_t defined, std
   return rice_first && rice.size() < bitmap_size ? rice : bitmap();
 }
 
+// Writers take Elias-Fano offsets instead of the Rice-coded gaps when they are at most 1/8
+// larger (docs/FORMAT.md): a read of part of the chunk then skips what it does not need.
+template <typename Walk>
+Bytes with_random_access(Bytes chosen, const Walk& s, std::uint64_t n, std::uint64_t defined) {
+  if (chosen[0] != std::uint8_t(SelectionEncoding::rice_offsets) || n > (std::uint64_t(1) << 32)) return chosen;
+  const std::uint64_t last = s.last();
+  const std::uint64_t size =
+      1 + varint_size(defined) + elias_fano_body_size(last, defined, elias_fano_low_bits(last, defined));
+  if (size * 8 > chosen.size() * 9) return chosen;
+  return encode_elias_fano(s, defined);
+}
+
 }  // namespace
 
 Bytes encode_selection(const ChunkSelection& s, const std::vector<std::uint64_t>& dims) {
@@ -428,7 +459,9 @@ Bytes encode_selection(const ChunkSelection& s, const std::vector<std::uint64_t>
   const std::uint64_t defined = s.defined_count();
   if (defined == 0) return Bytes{std::uint8_t(SelectionEncoding::empty)};
   if (defined == n) return Bytes{std::uint8_t(SelectionEncoding::all)};
-  return encode_smallest(BitmapWalk{s}, n, defined, count_runs(s), dims, [&] { return encode_bitmap(s); });
+  const BitmapWalk walk{s};
+  return with_random_access(encode_smallest(walk, n, defined, count_runs(s), dims, [&] { return encode_bitmap(s); }),
+                            walk, n, defined);
 }
 
 Bytes encode_selection(const std::uint32_t* offsets, std::size_t count, const std::vector<std::uint64_t>& dims) {
@@ -439,7 +472,7 @@ Bytes encode_selection(const std::uint32_t* offsets, std::size_t count, const st
   if (count == n) return Bytes{std::uint8_t(SelectionEncoding::all)};
   const ListWalk walk{offsets, count};
   const auto bitmap = [&] { return encode_bitmap(selection_of(offsets, count, n)); };
-  return encode_smallest(walk, n, count, walk.runs(), dims, bitmap);
+  return with_random_access(encode_smallest(walk, n, count, walk.runs(), dims, bitmap), walk, n, count);
 }
 
 ChunkSelection selection_of(const std::uint32_t* offsets, std::size_t count, std::uint64_t element_count) {
@@ -539,6 +572,13 @@ void check_tag(std::size_t size) {
   H5SPARSE_FAIL_IF(size == 0, ErrorCode::corrupt_data, "encoded selection is empty (no encoding tag)");
 }
 
+// The reader of an Elias-Fano body after the count (the body runs to the end).
+EliasFanoReader elias_fano_reader(const std::uint8_t* payload, std::size_t size, VarintReader& in, std::uint64_t n) {
+  const std::uint64_t count = in.next();
+  H5SPARSE_FAIL_IF(count > n, ErrorCode::corrupt_data, "encoded selection: more offsets than elements");
+  return EliasFanoReader(in.position(), std::size_t(payload + size - in.position()), count, n);
+}
+
 }  // namespace
 
 ChunkSelection decode_selection(const std::uint8_t* data, std::size_t size,
@@ -570,6 +610,13 @@ ChunkSelection decode_selection(const std::uint8_t* data, std::size_t size,
                           });
       if (defined) *defined = count;
       return s;
+    case SelectionEncoding::elias_fano: {
+      const EliasFanoReader reader = elias_fano_reader(payload, payload_size, in, n);
+      std::uint64_t* const words = s.word_data();
+      reader.each([&](std::uint64_t i) { words[i >> 6] |= std::uint64_t(1) << (i & 63); });
+      if (defined) *defined = reader.count();
+      return s;
+    }
     default:
       throw Error(ErrorCode::corrupt_data, "encoded selection: unknown encoding tag " + std::to_string(data[0]));
   }
@@ -616,12 +663,58 @@ void decode_selection_offsets(const std::uint8_t* data, std::size_t size, const 
         bitmap_offsets(s, offsets);
       });
       return;
+    case SelectionEncoding::elias_fano: {
+      const EliasFanoReader reader = elias_fano_reader(payload, payload_size, in, n);
+      offsets.resize(std::size_t(reader.count()));
+      std::uint32_t* out = offsets.data();
+      reader.each([&](std::uint64_t i) { *out++ = std::uint32_t(i); });
+      return;
+    }
     default: {  // a bitmap (dense: as cheap as any) or blocks (which may overlap)
       bitmap_offsets(decode_selection(data, size, dims), offsets);
       return;
     }
   }
   H5SPARSE_FAIL_IF(!in.done(), ErrorCode::corrupt_data, "encoded selection has trailing bytes");
+}
+
+std::uint64_t decode_selection_in(const std::uint8_t* data, std::size_t size, const std::vector<std::uint64_t>& dims,
+                                  const std::vector<OffsetRange>& ranges, std::vector<std::uint32_t>& offsets,
+                                  std::vector<std::uint64_t>& ranks) {
+  const std::uint64_t n = element_count_of(dims);
+  H5SPARSE_FAIL_IF(n > (std::uint64_t(1) << 32), ErrorCode::unsupported,
+                   "chunks of more than 2^32 elements have no offset list");
+  check_tag(size);
+  offsets.clear();
+  ranks.clear();
+  const auto take = [&](std::uint64_t offset, std::uint64_t rank) {
+    offsets.push_back(std::uint32_t(offset));
+    ranks.push_back(rank);
+  };
+  if (SelectionEncoding(data[0]) == SelectionEncoding::elias_fano) {
+    VarintReader in(data + 1, size - 1);
+    const EliasFanoReader reader = elias_fano_reader(data + 1, size - 1, in, n);
+    reader.each_in(ranges, take);
+    return reader.count();
+  }
+  std::uint64_t defined = 0;
+  const ChunkSelection s = decode_selection(data, size, dims, &defined);
+  const std::vector<std::uint64_t>& words = s.words();
+  std::uint64_t word = 0, rank = 0;  // defined elements before word `word`
+  for (const OffsetRange& r : ranges) {
+    for (std::uint64_t i = r.first; i < r.end;) {
+      const std::uint64_t w = i >> 6, stop = std::min(r.end, (w + 1) * 64);
+      for (; word < w; ++word) rank += std::uint64_t(__builtin_popcountll(words[word]));
+      std::uint64_t bits = words[w] >> (i & 63) << (i & 63);
+      if (stop & 63) bits &= (std::uint64_t(1) << (stop & 63)) - 1;
+      for (; bits; bits &= bits - 1) {
+        const unsigned b = unsigned(__builtin_ctzll(bits));
+        take(w * 64 + b, rank + std::uint64_t(__builtin_popcountll(words[w] & ((std::uint64_t(1) << b) - 1))));
+      }
+      i = stop;
+    }
+  }
+  return defined;
 }
 
 }  // namespace h5sparse

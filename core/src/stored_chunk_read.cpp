@@ -32,6 +32,19 @@ ChunkElements decode_stored_elements(const std::uint8_t* data, std::size_t size,
   return chunk;
 }
 
+ChunkElements decode_stored_elements_in(const std::uint8_t* data, std::size_t size, unsigned filter_mask,
+                                        const ChunkLayout& layout, const std::vector<OffsetRange>& ranges) {
+  if ((filter_mask & 1) == 0) return decode_chunk_elements_in(data, size, layout, ranges);
+  const std::size_t es = layout.element_size;
+  H5SPARSE_FAIL_IF(size != layout.element_count() * es, ErrorCode::corrupt_data, "unfiltered chunk has the wrong size");
+  ChunkElements chunk;  // a dense chunk: every element of the ranges
+  for (const OffsetRange& r : ranges) {
+    for (std::uint64_t i = r.first; i < r.end; ++i) chunk.offsets.push_back(std::uint32_t(i));
+    chunk.values.insert(chunk.values.end(), data + r.first * es, data + r.end * es);
+  }
+  return chunk;
+}
+
 ChunkVarElements decode_stored_var_elements(const std::uint8_t* data, std::size_t size, unsigned filter_mask,
                                             const ChunkLayout& layout) {
   if (filter_mask & 1u) {

@@ -307,9 +307,9 @@ UnfilteredSections unfilter_sections(const std::uint8_t* data, std::size_t size,
     p += info.stored_size;
   }
   if (header.version == 1 && header.sections[0].unfiltered_size > 0 &&
-      out.bytes[0][0] == std::uint8_t(SelectionEncoding::rice_offsets))
-    throw Error(ErrorCode::corrupt_data,
-                std::string(kSectionNames[0]) + ": encoding tag 6 (rice offsets) in a format version 1 chunk");
+      out.bytes[0][0] >= std::uint8_t(SelectionEncoding::rice_offsets))
+    throw Error(ErrorCode::corrupt_data, std::string(kSectionNames[0]) + ": encoding tag " +
+                                             std::to_string(out.bytes[0][0]) + " in a format version 1 chunk");
   return out;
 }
 
@@ -359,7 +359,7 @@ std::optional<std::uint64_t> stated_element_count(const std::uint8_t* data, std:
   if (p == end) return std::nullopt;
   const std::uint8_t tag = *p++;
   if (tag == 0) return 0;
-  if (tag != 3 && tag != 6) return std::nullopt;
+  if (tag != 3 && tag != 6 && tag != 7) return std::nullopt;
   try {
     return read_varint32(p, end, "selection count");
   } catch (const Error&) {
@@ -382,27 +382,23 @@ ChunkElements decode_chunk_elements(const std::uint8_t* data, std::size_t size, 
   return chunk;
 }
 
-ChunkElements elements_in(const ChunkView& chunk, const ChunkSelection& wanted, std::size_t element_size) {
-  const std::vector<std::uint64_t>& have = chunk.defined.words();
-  const std::vector<std::uint64_t>& want = wanted.words();
-  std::size_t count = 0;
-  for (std::size_t w = 0; w < have.size(); ++w) count += std::size_t(__builtin_popcountll(have[w] & want[w]));
-  ChunkElements out;
-  out.offsets.resize(count);
-  out.values.resize(count * element_size);
-  std::size_t at = 0;
-  std::uint64_t rank = 0;  // defined elements before word w
-  for (std::size_t w = 0; w < have.size() && at < count; ++w) {
-    for (std::uint64_t hit = have[w] & want[w]; hit; hit &= hit - 1) {
-      const unsigned bit = unsigned(__builtin_ctzll(hit));
-      const std::uint64_t r = rank + std::uint64_t(__builtin_popcountll(have[w] & ((std::uint64_t(1) << bit) - 1)));
-      out.offsets[at] = std::uint32_t(w * 64 + bit);
-      std::memcpy(&out.values[at * element_size], chunk.values + r * element_size, element_size);
-      ++at;
-    }
-    rank += std::uint64_t(__builtin_popcountll(have[w]));
-  }
-  return out;
+ChunkElements decode_chunk_elements_in(const std::uint8_t* data, std::size_t size, const ChunkLayout& layout,
+                                       const std::vector<OffsetRange>& ranges) {
+  UnfilteredSections sections = unfilter_sections(data, size, layout, nullptr);
+  const ChunkHeader& header = sections.header;
+  ChunkElements chunk;
+  std::vector<std::uint64_t> ranks;
+  std::uint64_t defined = 0;
+  decode_section0([&] {
+    defined = decode_selection_in(sections.bytes[0], header.sections[0].unfiltered_size, layout.dims, ranges,
+                                  chunk.offsets, ranks);
+  });
+  check_value_count(header, defined, layout);
+  const std::size_t es = layout.element_size;
+  chunk.values.resize(ranks.size() * es);
+  for (std::size_t i = 0; i < ranks.size(); ++i)
+    std::memcpy(&chunk.values[i * es], sections.bytes[1] + ranks[i] * es, es);
+  return chunk;
 }
 
 StructuredChunk decode_chunk(const std::uint8_t* data, std::size_t size, const ChunkLayout& layout) {

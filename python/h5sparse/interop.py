@@ -94,6 +94,17 @@ def _runs(sorted_indices):
     return sorted_indices[starts], lengths
 
 
+def _positions(index_set, indices):
+    """The places of `indices` in the sorted `index_set` that holds them all: through a table
+    when the set spans few indices, else by bisection."""
+    low, span = index_set[0], index_set[-1] - index_set[0] + 1
+    if span <= 64 * len(index_set) + 4096:
+        table = np.empty(span, np.int64)
+        table[index_set - low] = np.arange(len(index_set))
+        return table[indices - low]
+    return np.searchsorted(index_set, indices)
+
+
 def _lists_as_csr(dset, rows, cols):
     """The CSR array of the given rows and columns (to_scipy's lists), read as one selection: the
     union of the boxes their runs make."""
@@ -112,11 +123,12 @@ def _lists_as_csr(dset, rows, cols):
         for c0, cn in zip(*col_runs):
             space.select_hyperslab((int(r0), int(c0)), (int(rn), int(cn)), op=h5py.h5s.SELECT_OR)
     coords, values = read_coo(dset, space)
-    r = np.searchsorted(row_set, coords[:, 0].view(np.int64))
-    c = np.searchsorted(col_set, coords[:, 1].view(np.int64))
-    indptr = np.zeros(shape[0] + 1, np.int64)
-    np.cumsum(np.bincount(r, minlength=shape[0]), out=indptr[1:])
-    csr = scipy.sparse.csr_array((values, c, indptr), shape=shape)  # row-major: columns ascend in a row
+    coords = coords.view(np.int64)
+    # Row-major: each row's elements are one stretch, found by bisecting for the rows (not
+    # each element for its row); columns ascend within a row.
+    indptr = np.searchsorted(coords[:, 0], np.append(row_set, dset.shape[0]))
+    c = coords[:, 1] if cols is None else _positions(col_set, coords[:, 1])
+    csr = scipy.sparse.csr_array((values, c, indptr), shape=shape)
     if len(row_back) != shape[0] or np.any(row_back != np.arange(shape[0])):
         csr = csr[row_back]
     if len(col_back) != shape[1] or np.any(col_back != np.arange(shape[1])):

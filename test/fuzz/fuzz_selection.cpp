@@ -2,7 +2,8 @@
 // re-encodes and decodes to itself, or throws Error(corrupt_data); nothing else, no overrun.
 // Rice offsets (tag 6) also agree with a bit-at-a-time reader of the format: the same offsets,
 // or both refusing. The offset-list decoder (coordinate I/O) agrees with the bitmap decoder:
-// the same elements, or both refusing; and the list re-encodes to the same bytes.
+// the same elements, or both refusing; and the list re-encodes to the same bytes. Reads of
+// ranges of a valid selection give exactly its elements there, with their ranks.
 #include <cstdint>
 #include <cstdlib>
 
@@ -34,6 +35,20 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         offsets.size() != s.defined_count())
       std::abort();
     if (encode_selection(offsets.data(), offsets.size(), dims) != again) std::abort();
+    // Ranges of it: a third, a line and single elements, as coordinate reads ask.
+    const std::uint64_t n = s.element_count();
+    const std::vector<OffsetRange> ranges{{0, n / 3}, {n / 2, n / 2 + 1}, {n / 2 + 2, n - 1}};
+    std::vector<std::uint32_t> inside;
+    std::vector<std::uint64_t> ranks;
+    if (decode_selection_in(data + 1, size - 1, dims, ranges, inside, ranks) != s.defined_count()) std::abort();
+    std::size_t k = 0;
+    for (std::size_t i = 0; i < offsets.size(); ++i)
+      for (const OffsetRange& r : ranges)
+        if (offsets[i] >= r.first && offsets[i] < r.end) {
+          if (k >= inside.size() || inside[k] != offsets[i] || ranks[k] != i) std::abort();
+          ++k;
+        }
+    if (k != inside.size()) std::abort();
   } catch (const Error& e) {
     if (e.code() != ErrorCode::corrupt_data) std::abort();
     if (rice) std::abort();  // the reference reads what the core refused

@@ -185,7 +185,7 @@ def test_show_reports_what_is_stored(corpus):
     stored = json.loads(subprocess.run([sys.executable, "-c", CHUNK_INFO_SCRIPT, str(BENCH_SPARSE), str(path), *SPECS],
                                        capture_output=True, text=True, env=PLAIN_ENV, check=True).stdout)
     blocks = parse_dataset_blocks(tool("show", path, "--chunks").stdout)
-    encodings = {0: "empty", 1: "all", 2: "bitmap", 3: "offsets", 4: "runs", 5: "blocks", 6: "rice_offsets"}
+    encodings = {0: "empty", 1: "all", 2: "bitmap", 3: "offsets", 4: "runs", 5: "blocks", 6: "rice_offsets", 7: "elias_fano"}
     for name, (defined, dense) in expected.items():
         block, chunks = blocks[name], stored[name]
         dtype, shape, chunk_dims = SPECS[name][:3]

@@ -52,7 +52,8 @@ TEST(SelectionCodec, EveryEncodingRoundTrips) {
   for (double density : {0.0, 0.02, 0.5, 0.97, 1.0}) {
     const ChunkSelection s = random_selection(7 * 9 * 13, density, unsigned(density * 100));
     for (auto e : {SelectionEncoding::bitmap, SelectionEncoding::offsets, SelectionEncoding::runs,
-                   SelectionEncoding::rice_offsets}) {
+                   SelectionEncoding::rice_offsets, SelectionEncoding::elias_fano}) {
+      if (e == SelectionEncoding::elias_fano && s.none()) continue;  // the empty tag's
       const Bytes b = encode_selection_as(e, s, dims);
       std::uint64_t defined = ~std::uint64_t(0);
       EXPECT_EQ(decode_selection(b.data(), b.size(), dims, &defined), s);
@@ -79,7 +80,7 @@ TEST(SelectionCodec, ChoosesTheSmallest) {
   few.set(3000);
   EXPECT_EQ(encode_selection(few, dims)[0], std::uint8_t(SelectionEncoding::offsets));
   EXPECT_EQ(encode_selection(random_selection(4096, 0.01, 1), dims)[0],
-            std::uint8_t(SelectionEncoding::rice_offsets));
+            std::uint8_t(SelectionEncoding::elias_fano));  // within 1/8 of the Rice coding
   EXPECT_EQ(encode_selection(random_selection(4096, 0.5, 1), dims)[0], std::uint8_t(SelectionEncoding::bitmap));
 }
 
@@ -96,8 +97,10 @@ TEST(SelectionCodec, LifeboatPatternsMeetTargets) {
     row_runs.set_range(r * 1024 + rng() % (1024 - 102), 102);
   }
   for (std::uint64_t r = 0; r < 324; ++r) rect.set_range((100 + r) * 1024 + 200, 324);
-  // Rice-coded offsets: about 4.9 bits per point (entropy bound 60,723 bytes; varint gaps 104 KB).
-  EXPECT_LE(encode_selection(points, dims).size(), 66000u);
+  // Rice-coded offsets: about 4.9 bits per point (entropy bound 60,723 bytes; varint gaps 104 KB);
+  // the writer's Elias-Fano offsets within 1/8 of that (Lifeboat's target: 131,072).
+  EXPECT_LE(encode_selection_as(SelectionEncoding::rice_offsets, points, dims).size(), 66000u);
+  EXPECT_LE(encode_selection(points, dims).size(), 66000u * 9 / 8);
   EXPECT_LE(encode_selection(rect, dims).size(), 64u);
   EXPECT_LE(encode_selection(row_runs, dims).size(), 4200u);
 }
@@ -209,6 +212,11 @@ TEST(SelectionCodec, ChoiceMatchesExhaustiveSearch) {
           }
           if (expected.empty() || b.size() < expected.size()) expected = b;
         }
+        // Then the writers' one preference (docs/FORMAT.md): Elias-Fano over Rice within 1/8.
+        if (expected[0] == std::uint8_t(SelectionEncoding::rice_offsets)) {
+          const Bytes ef = encode_selection_as(SelectionEncoding::elias_fano, s, dims);
+          if (ef.size() * 8 <= expected.size() * 9) expected = ef;
+        }
       }
       const Bytes chosen = encode_selection(s, dims);
       ASSERT_EQ(chosen, expected) << "shape rank " << dims.size() << ", trial " << t;
@@ -256,10 +264,12 @@ TEST(SelectionCodec, RiceOffsetsMatchTheFormatAndTheBestParameter) {
   std::mt19937_64 rng(3);
   ChunkSelection points(65536);
   while (points.defined_count() < 66) points.set(rng() % 65536);
-  const Bytes rice = encode_selection(points, dims);
-  EXPECT_EQ(rice[0], std::uint8_t(SelectionEncoding::rice_offsets));
+  const Bytes rice = encode_selection_as(SelectionEncoding::rice_offsets, points, dims);
   EXPECT_LE(rice.size(), 104u);
   EXPECT_LE(rice.size() * 5, encode_selection_as(SelectionEncoding::offsets, points, dims).size() * 4);
+  const Bytes chosen = encode_selection(points, dims);  // Elias-Fano, within 1/8 of the Rice coding
+  EXPECT_EQ(chosen[0], std::uint8_t(SelectionEncoding::elias_fano));
+  EXPECT_LE(chosen.size() * 8, rice.size() * 9);
 }
 
 namespace {
@@ -310,7 +320,8 @@ TEST(SelectionCodec, OffsetListsEncodeAndDecodeAsBitmaps) {
     }
   }
   for (SelectionEncoding e : {SelectionEncoding::bitmap, SelectionEncoding::offsets, SelectionEncoding::runs,
-                              SelectionEncoding::rice_offsets}) {  // each encoding decodes to offsets
+                              SelectionEncoding::rice_offsets,
+                              SelectionEncoding::elias_fano}) {  // each encoding decodes to offsets
     const ChunkSelection s = random_selection(5000, 0.1, 3);
     const Bytes encoded = encode_selection_as(e, s, Dims{50, 100});
     std::vector<std::uint32_t> decoded;
@@ -330,8 +341,62 @@ TEST(SelectionCodec, OffsetListDecoderRejectsCorruptInput) {
       {std::uint8_t(SelectionEncoding::offsets), 1, 5, 0}, // trailing byte
       {std::uint8_t(SelectionEncoding::rice_offsets), 1, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
        0xFF, 0xFF, 0xFF, 0xFF, 0xFF},  // a gap past the chunk
+      {std::uint8_t(SelectionEncoding::elias_fano), 1, 0, 0x00},  // trailing zero byte
+      {std::uint8_t(SelectionEncoding::elias_fano), 2, 0, 0x01},  // one high bit for two offsets
+      {std::uint8_t(SelectionEncoding::elias_fano), 2, 0, 0x03},  // the same offset twice
+      {std::uint8_t(SelectionEncoding::elias_fano), 1, 33, 0, 0, 0, 0, 0, 0x01},  // 33 low bits
+      {std::uint8_t(SelectionEncoding::elias_fano), 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x01},  // 104
+      {std::uint8_t(SelectionEncoding::elias_fano), 1, 4, 0x10, 0x01},  // nonzero low padding
+      {std::uint8_t(SelectionEncoding::elias_fano), 0, 0, 0x01},  // no offsets
+      {std::uint8_t(SelectionEncoding::elias_fano), 1, 4},        // truncated
       {42},                                                // unknown tag
   };
   for (const Bytes& b : corrupt)
     EXPECT_THROW(decode_selection_offsets(b.data(), b.size(), dims, out), Error) << testing::PrintToString(b);
 }
+
+// Elias-Fano offsets (tag 7) as docs/FORMAT.md describes them, written by hand: offsets 3, 17
+// and 18 of 32 with 2 low bits: lows 3, 1, 2 (bits 11 10 01 -> 0b100111 = 0x27), highs 0, 4, 4
+// at high bits 0, 5, 6 (0b1100001 = 0x61).
+TEST(SelectionCodec, EliasFanoMatchesTheFormat) {
+  const Dims dims{4, 8};
+  const Bytes written{std::uint8_t(SelectionEncoding::elias_fano), 3, 2, 0x27, 0x61};
+  ChunkSelection s(32);
+  for (std::uint64_t i : {3, 17, 18}) s.set(i);
+  EXPECT_EQ(decode_selection(written.data(), written.size(), dims), s);
+  EXPECT_EQ(encode_selection_as(SelectionEncoding::elias_fano, s, dims), written);
+}
+
+// Reads of ranges of a selection (decode_selection_in) give the offsets inside and their ranks,
+// in every encoding, for lines, columns and single elements of a chunk.
+TEST(SelectionCodec, RangesGiveTheirOffsetsAndRanks) {
+  const Dims dims{64, 96};
+  std::mt19937_64 rng(7);
+  for (double density : {0.001, 0.03, 0.2, 0.7}) {
+    const ChunkSelection s = random_selection(64 * 96, density, unsigned(density * 1000));
+    const std::vector<std::uint32_t> all = offsets_of(s);
+    for (int trial = 0; trial < 20; ++trial) {
+      std::vector<OffsetRange> ranges;
+      for (std::uint64_t at = rng() % 200; at < 64 * 96; at += 1 + rng() % 700) {
+        const std::uint64_t end = std::min<std::uint64_t>(64 * 96, at + 1 + rng() % (trial % 2 ? 1 : 150));
+        ranges.push_back({at, end});
+        at = end;
+      }
+      std::vector<std::uint32_t> expected;
+      std::vector<std::uint64_t> expected_ranks;
+      for (std::size_t k = 0; k < all.size(); ++k)
+        for (const OffsetRange& r : ranges)
+          if (all[k] >= r.first && all[k] < r.end) expected.push_back(all[k]), expected_ranks.push_back(k);
+      for (auto e : {SelectionEncoding::bitmap, SelectionEncoding::offsets, SelectionEncoding::runs,
+                     SelectionEncoding::rice_offsets, SelectionEncoding::elias_fano}) {
+        const Bytes b = encode_selection_as(e, s, dims);
+        std::vector<std::uint32_t> offsets{1};
+        std::vector<std::uint64_t> ranks{1};
+        EXPECT_EQ(decode_selection_in(b.data(), b.size(), dims, ranges, offsets, ranks), all.size());
+        ASSERT_EQ(offsets, expected) << "encoding " << int(e) << ", density " << density;
+        ASSERT_EQ(ranks, expected_ranks) << "encoding " << int(e);
+      }
+    }
+  }
+}
+

@@ -362,7 +362,7 @@ TEST(StructuredChunk, ChunksWithAFilteredSectionArePaddedToTheirSizeClass) {
 }
 
 // The element count a stored chunk states: its selection's count when unfiltered and of a tag
-// that has one (empty, offsets, Rice offsets), nothing otherwise.
+// that has one (empty, offsets, Rice and Elias-Fano offsets), nothing otherwise.
 TEST(StructuredChunk, StatedElementCountIsTheSelectionsOwn) {
   std::mt19937 rng(9);
   std::size_t stated_counts = 0;
@@ -373,7 +373,7 @@ TEST(StructuredChunk, StatedElementCountIsTheSelectionsOwn) {
     for (std::size_t i = 0; i < l.selection_pipeline.size(); ++i)
       unfiltered = unfiltered && (h.sections[0].filter_mask >> i & 1);
     const std::uint8_t tag = stored[h.size];
-    if (unfiltered && (tag == 0 || tag == 3 || tag == 6)) {
+    if (unfiltered && (tag == 0 || tag == 3 || tag == 6 || tag == 7)) {
       ASSERT_TRUE(stated.has_value());
       EXPECT_EQ(*stated, c.defined.defined_count());
       stated_counts += *stated > 0;

@@ -20,6 +20,7 @@ enum class SelectionEncoding : std::uint8_t {
   runs = 4,     ///< varint count, then (varint gap, varint length-1) per run
   blocks = 5,   ///< varint count, then per block rank x (varint start, varint extent-1)
   rice_offsets = 6,  ///< varint count, Rice parameter k, then the gaps of `offsets` Rice-coded
+  elias_fano = 7,    ///< varint count, low-bit count l, the offsets' low bits, their high parts in unary
 };
 
 /// The defined elements of one chunk, as a bitmap over `element_count` elements.
@@ -81,6 +82,21 @@ Bytes encode_selection_as(SelectionEncoding encoding, const ChunkSelection& sele
 /// most tags, so callers need not count the bitmap again).
 ChunkSelection decode_selection(const std::uint8_t* data, std::size_t size,
                                 const std::vector<std::uint64_t>& chunk_dims, std::uint64_t* defined = nullptr);
+
+/// An ascending, half-open range [first, end) of offsets in a chunk.
+struct OffsetRange {
+  std::uint64_t first, end;
+};
+
+/// The defined elements of an encoded selection inside `ranges` (ascending, disjoint): their
+/// offsets, ascending, and their ranks (places among all the defined elements: their values'
+/// places in section 1), replacing the vectors' content. Returns the number of defined
+/// elements. Elias-Fano offsets (tag 7) are entered at each range; the other encodings are
+/// decoded whole first. The checks of decode_selection, but for tag 7 those of the offsets
+/// passed over only (the rest is not read; the chunk's checksums cover it).
+std::uint64_t decode_selection_in(const std::uint8_t* data, std::size_t size, const std::vector<std::uint64_t>& chunk_dims,
+                                  const std::vector<OffsetRange>& ranges, std::vector<std::uint32_t>& offsets,
+                                  std::vector<std::uint64_t>& ranks);
 
 /// decode_selection into ascending offsets (replacing `offsets`' content), with the same
 /// checks; work proportional to the defined elements for the offsets, runs and Rice encodings.

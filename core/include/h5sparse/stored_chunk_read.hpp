@@ -23,6 +23,10 @@ StructuredChunk decode_stored_chunk(const std::uint8_t* data, std::size_t size, 
 ChunkElements decode_stored_elements(const std::uint8_t* data, std::size_t size, unsigned filter_mask,
                                      const ChunkLayout& layout);
 
+/// decode_stored_elements of the elements inside `ranges` (decode_chunk_elements_in).
+ChunkElements decode_stored_elements_in(const std::uint8_t* data, std::size_t size, unsigned filter_mask,
+                                        const ChunkLayout& layout, const std::vector<OffsetRange>& ranges);
+
 /// True when a stored chunk states (stated_element_count) fewer elements than a bitmap of it
 /// has words: decoding its offsets then costs less than a bitmap of the chunk.
 bool holds_few(const std::uint8_t* data, std::size_t size, unsigned filter_mask, const ChunkLayout& layout);

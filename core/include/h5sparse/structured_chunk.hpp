@@ -135,6 +135,12 @@ std::optional<std::uint64_t> stated_element_count(const std::uint8_t* data, std:
 /// decode_chunk into the chunk's elements, with the same checks.
 ChunkElements decode_chunk_elements(const std::uint8_t* data, std::size_t size, const ChunkLayout& layout);
 
+/// decode_chunk_elements of the elements inside `ranges` (ascending, disjoint offset ranges)
+/// only: of the selection only what the ranges need where its encoding allows
+/// (decode_selection_in), and only those elements' values copied.
+ChunkElements decode_chunk_elements_in(const std::uint8_t* data, std::size_t size, const ChunkLayout& layout,
+                                       const std::vector<OffsetRange>& ranges);
+
 /// A decoded chunk whose values may still lie in the stored bytes it was decoded from.
 struct ChunkView {
   ChunkView() = default;
@@ -155,11 +161,6 @@ struct ChunkView {
 /// view and not be reused meanwhile.
 ChunkView decode_chunk_view(const std::uint8_t* data, std::size_t size, const ChunkLayout& layout,
                             std::array<Bytes, 2>* values_scratch = nullptr);
-
-/// The elements of a decoded chunk that `wanted` (a bitmap over the chunk's elements) holds:
-/// their offsets and values, found word by word in the two bitmaps, each value taken by its
-/// rank among the defined elements; nothing else of the chunk is copied.
-ChunkElements elements_in(const ChunkView& chunk, const ChunkSelection& wanted, std::size_t element_size);
 
 /// Sets `header.padding` (its sections filled in) to bring the chunk to its size class: with a
 /// filtered section, sizes go up to a multiple of 1/32 of their power of two (docs/FORMAT.md, "Size

@@ -256,11 +256,11 @@ class Scan {
     if (var_) {
       decode_var(part);
     } else if (!cut && !holds_few(stored.bytes.data(), stored.bytes.size(), stored.filter_mask, layout_)) {
-      // Part of a chunk of many elements (a gene's column, a few cells' rows): its selection
-      // decoded as a bitmap, met with the region's, and only the elements inside copied.
-      const ChunkView view = decode_stored_view(stored.bytes.data(), stored.bytes.size(), stored.filter_mask, layout_);
+      // Part of a chunk of many elements (a gene's column, a few cells' rows): only the
+      // elements inside decoded where the selection's encoding allows, only their values copied.
       const auto boxes = detail::local_boxes(scan_.region, part.origin, grid_.chunk_dims());
-      part.elements = elements_in(view, detail::selection_of_boxes(boxes, grid_.chunk_dims()), es_);
+      part.elements = decode_stored_elements_in(stored.bytes.data(), stored.bytes.size(), stored.filter_mask,
+                                                layout_, detail::offset_ranges(boxes, grid_.chunk_dims()));
       cut = true;
     } else {
       part.elements = decode_stored_elements(stored.bytes.data(), stored.bytes.size(), stored.filter_mask, layout_);

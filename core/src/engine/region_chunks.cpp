@@ -109,24 +109,49 @@ std::vector<LocalBox> local_boxes(const std::vector<Box>& region, const Coords& 
   return boxes;
 }
 
-ChunkSelection selection_of_boxes(const std::vector<LocalBox>& boxes, const Coords& chunk_dims) {
+namespace {
+
+// Appends a range per line of a (non-empty) local box, ascending.
+void add_line_ranges(const LocalBox& b, const Coords& chunk_dims, std::vector<OffsetRange>& ranges) {
   const std::size_t rank = chunk_dims.size();
-  std::uint64_t n = 1;
-  for (std::uint64_t d : chunk_dims) n *= d;
-  ChunkSelection s(n);
-  for (const LocalBox& b : boxes) {
-    if (b.lo == b.hi) continue;
-    Coords at = b.lo;  // the box's lines, odometer order over every dimension but the last
-    while (true) {
-      std::uint64_t line = 0;
-      for (std::size_t d = 0; d + 1 < rank; ++d) line = line * chunk_dims[d] + at[d];
-      s.set_range(line * chunk_dims[rank - 1] + b.lo[rank - 1], b.hi[rank - 1] - b.lo[rank - 1]);
-      std::size_t d = rank - 1;
-      while (d > 0 && ++at[d - 1] == b.hi[d - 1]) at[d - 1] = b.lo[d - 1], --d;
-      if (d == 0) break;
-    }
+  Coords at = b.lo;  // the box's lines, odometer order over every dimension but the last
+  while (true) {
+    std::uint64_t line = 0;
+    for (std::size_t d = 0; d + 1 < rank; ++d) line = line * chunk_dims[d] + at[d];
+    ranges.push_back({line * chunk_dims[rank - 1] + b.lo[rank - 1], line * chunk_dims[rank - 1] + b.hi[rank - 1]});
+    std::size_t d = rank - 1;
+    while (d > 0 && ++at[d - 1] == b.hi[d - 1]) at[d - 1] = b.lo[d - 1], --d;
+    if (d == 0) break;
   }
-  return s;
+}
+
+}  // namespace
+
+std::vector<OffsetRange> offset_ranges(const std::vector<LocalBox>& boxes, const Coords& chunk_dims) {
+  const std::size_t rank = chunk_dims.size();
+  std::vector<OffsetRange> ranges;
+  std::vector<std::size_t> box_ends;  // where each box's ranges end
+  for (const LocalBox& b : boxes) {
+    bool empty = false;
+    for (std::size_t d = 0; d < rank; ++d) empty = empty || b.lo[d] >= b.hi[d];
+    if (!empty) add_line_ranges(b, chunk_dims, ranges);
+    box_ends.push_back(ranges.size());
+  }
+  // Each box's ranges ascend: merged box by box, not sorted (a list of genes gives a chunk
+  // thousands of ranges, a few boxes' worth).
+  const auto before = [](const OffsetRange& a, const OffsetRange& b) { return a.first < b.first; };
+  for (std::size_t k = 1; k < box_ends.size(); ++k)
+    std::inplace_merge(ranges.begin(), ranges.begin() + std::ptrdiff_t(box_ends[k - 1]),
+                       ranges.begin() + std::ptrdiff_t(box_ends[k]), before);
+  std::size_t kept = 0;
+  for (const OffsetRange& r : ranges) {
+    if (kept && r.first <= ranges[kept - 1].end)
+      ranges[kept - 1].end = std::max(ranges[kept - 1].end, r.end);
+    else
+      ranges[kept++] = r;
+  }
+  ranges.resize(kept);
+  return ranges;
 }
 
 // Line by line: the boxes holding a line are found once per line (offsets ascend, so a line

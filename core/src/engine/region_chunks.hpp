@@ -40,8 +40,9 @@ LocalBox local_box(const Box& box, const Coords& origin, const Coords& chunk_dim
 /// The parts of `region`'s boxes in the chunk at `origin` (those that meet it).
 std::vector<LocalBox> local_boxes(const std::vector<Box>& region, const Coords& origin, const Coords& chunk_dims);
 
-/// The elements of a chunk inside any of `boxes` (local to it), as a bitmap of the chunk.
-ChunkSelection selection_of_boxes(const std::vector<LocalBox>& boxes, const Coords& chunk_dims);
+/// The elements of a chunk inside any of `boxes` (local to it), as ascending, disjoint ranges
+/// of offsets (a range per line of a box, overlapping and adjacent ones joined).
+std::vector<OffsetRange> offset_ranges(const std::vector<LocalBox>& boxes, const Coords& chunk_dims);
 
 /// Keeps the elements of `e` (values of `es` bytes each) that lie inside any of `boxes` (local
 /// to the chunk) when `inside`, else those outside all of them; returns how many went.
