@@ -38,9 +38,11 @@ int main(int argc, char** argv) {
       for (std::uint64_t i = 0; i < n; ++i)
         if ((pattern == 1 && i % 3 == 0) || (pattern == 2 && i < n / 2) || pattern == 3) s.set(i);
       for (auto e : {SelectionEncoding::bitmap, SelectionEncoding::offsets, SelectionEncoding::runs,
-                     SelectionEncoding::rice_offsets})
+                     SelectionEncoding::rice_offsets, SelectionEncoding::elias_fano}) {
+        if (e == SelectionEncoding::elias_fano && s.none()) continue;  // the empty tag's
         put(root / "selection", "p" + std::to_string(prefix) + "_" + std::to_string(pattern) + "_" +
                                     std::to_string(int(e)), prefix, encode_selection_as(e, s, dims));
+      }
     }
   }
   for (std::uint8_t prefix = 0; prefix < 16; ++prefix) {
