@@ -95,6 +95,15 @@ def _pipeline(filters):
     return out
 
 
+def _chunks(chunks, shape, nnz):
+    if not (isinstance(chunks, str) and chunks == "auto"):
+        return chunks
+    if shape is None or nnz is None:
+        raise TypeError('chunks="auto" needs the matrix\'s shape and its expected defined elements (nnz)')
+    from .chunk_shapes import matrix_chunks
+    return matrix_chunks(shape, nnz)
+
+
 class Sparse(Mapping):
     """Keyword arguments for h5py's create_dataset that make a sparse dataset.
 
@@ -102,16 +111,21 @@ class Sparse(Mapping):
     (encoded selection). fill_is_undefined: writes leave elements equal to the fill value
     undefined, so `dset[...] = mostly_zero_array` stores only the non-zeros (for
     variable-length data: NULL values). lengths, data: the pipelines of sections 2 and 3 of
-    variable-length datasets (strings, h5py.vlen_dtype; through the connector only)."""
+    variable-length datasets (strings, h5py.vlen_dtype; through the connector only).
+    chunks="auto" with a 2-D matrix's `shape` and expected defined elements `nnz`: the chunk
+    shape that serves its rows and columns alike (matrix_chunks), as create_dataset's chunks."""
 
     _options = 0  # request option bits a subclass adds
 
-    def __init__(self, values=None, selection=None, fill_is_undefined=False, lengths=None, data=None):
+    def __init__(self, values=None, selection=None, fill_is_undefined=False, lengths=None, data=None,
+                 chunks=None, shape=None, nnz=None):
         options = self._options | (1 if fill_is_undefined else 0)
         opts = (options,) + _pipeline(selection) + _pipeline(values)
         if lengths is not None or data is not None:
             opts += _pipeline(lengths) + _pipeline(data)
         self._kwargs = {"compression": FILTER_ID, "compression_opts": opts}
+        if chunks is not None:
+            self._kwargs["chunks"] = _chunks(chunks, shape, nnz)
 
     def __getitem__(self, key):
         return self._kwargs[key]
@@ -325,11 +339,12 @@ def connector_by_default():
     return _by_default
 
 
+from .chunk_shapes import matrix_chunks  # noqa: E402
 from .files import File  # noqa: E402
 from .batches import RowBatch, RowBatches  # noqa: E402
 from .anndata_io import read_h5ad, write_h5ad  # noqa: E402
 
-__all__ += ["File", "connector_by_default", "RowBatch", "RowBatches", "read_h5ad", "write_h5ad"]
+__all__ += ["matrix_chunks", "File", "connector_by_default", "RowBatch", "RowBatches", "read_h5ad", "write_h5ad"]
 
 # Last, since it may import h5py (which starts HDF5): a wheel binds here (_bundle.py).
 _bundle.start()

@@ -83,6 +83,25 @@ def test_scipy_arrays_of_row_and_column_lists(tmp_path):
             h5sparse.to_scipy(d, np.s_[0:3, :], rows=[1])
 
 
+def test_matrix_chunks_serve_rows_and_columns_alike(tmp_path):
+    # About 16,384 defined elements a chunk, square in elements, powers of two, within the matrix.
+    assert h5sparse.matrix_chunks((50_000, 20_000), 35_000_000) == (512, 1024)
+    assert h5sparse.matrix_chunks((1000, 10), 5000) == (1000, 10)
+    assert h5sparse.matrix_chunks((2**40, 2**40), 10**10) == (8192, 8192)  # at most 2^26 elements
+    rows, cols = h5sparse.matrix_chunks((10**6, 10**6), 10**9)
+    assert rows <= cols <= 2 * rows and 0.5 <= rows * cols * 1e-3 / 16384 <= 2
+    with pytest.raises(ValueError, match="2-D"):
+        h5sparse.matrix_chunks((10,), 5)
+    with pytest.raises(TypeError, match="nnz"):
+        h5sparse.Sparse(chunks="auto")
+    m = scipy.sparse.random(3000, 2000, density=0.03, format="csr", random_state=2, dtype=np.float32)
+    with h5py.File(tmp_path / "a.h5", "w") as f:
+        d = f.create_dataset("x", shape=m.shape, dtype="f4", **h5sparse.Sparse(chunks="auto", shape=m.shape, nnz=m.nnz))
+        assert d.chunks == h5sparse.matrix_chunks(m.shape, m.nnz) == (512, 1024)
+        h5sparse.from_scipy(d, m)
+        np.testing.assert_array_equal(h5sparse.to_scipy(d, cols=[5, 1500]).toarray(), m.toarray()[:, [5, 1500]])
+
+
 def test_scipy_matrices_are_written_a_band_of_chunk_rows_at_a_time(tmp_path, monkeypatch):
     import h5sparse.interop as interop
     monkeypatch.setattr(interop, "_BAND_ENTRIES", 500)
