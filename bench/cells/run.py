@@ -338,6 +338,7 @@ def main():
             q = json.load(f)
         print(json.dumps(measure(name, path, q, mpath, args.repeat)))
         return
+    import h5sparse  # noqa: F401 - before anndata's h5py: this process writes through the connector
     if args.quick:
         args.cells, args.genes = 10_000, 4_000
     import scipy.sparse
