@@ -678,6 +678,29 @@ void decode_selection_offsets(const std::uint8_t* data, std::size_t size, const 
   H5SPARSE_FAIL_IF(!in.done(), ErrorCode::corrupt_data, "encoded selection has trailing bytes");
 }
 
+namespace {
+
+// Where decode_selection_in puts the elements it finds.
+struct RangeSink {
+  std::vector<std::uint32_t>& offsets;
+  std::vector<std::uint64_t>& ranks;
+  void operator()(std::uint64_t offset, std::uint64_t rank) const {
+    offsets.push_back(std::uint32_t(offset));
+    ranks.push_back(rank);
+  }
+};
+
+#ifdef H5SPARSE_BMI2_KERNELS
+// Elias-Fano ranges with the POPCNT instruction (each_in counts bits of every word it skips;
+// baseline x86-64 counts them in software, about ten instructions a word).
+H5SPARSE_TARGET_POPCNT void elias_fano_ranges_popcnt(const EliasFanoReader& reader,
+                                                     const std::vector<OffsetRange>& ranges, const RangeSink& take) {
+  reader.each_in(ranges, take);
+}
+#endif
+
+}  // namespace
+
 std::uint64_t decode_selection_in(const std::uint8_t* data, std::size_t size, const std::vector<std::uint64_t>& dims,
                                   const std::vector<OffsetRange>& ranges, std::vector<std::uint32_t>& offsets,
                                   std::vector<std::uint64_t>& ranks) {
@@ -687,13 +710,16 @@ std::uint64_t decode_selection_in(const std::uint8_t* data, std::size_t size, co
   check_tag(size);
   offsets.clear();
   ranks.clear();
-  const auto take = [&](std::uint64_t offset, std::uint64_t rank) {
-    offsets.push_back(std::uint32_t(offset));
-    ranks.push_back(rank);
-  };
+  const RangeSink take{offsets, ranks};
   if (SelectionEncoding(data[0]) == SelectionEncoding::elias_fano) {
     VarintReader in(data + 1, size - 1);
     const EliasFanoReader reader = elias_fano_reader(data + 1, size - 1, in, n);
+#ifdef H5SPARSE_BMI2_KERNELS
+    if (cpu_has_popcnt()) {
+      elias_fano_ranges_popcnt(reader, ranges, take);
+      return reader.count();
+    }
+#endif
     reader.each_in(ranges, take);
     return reader.count();
   }

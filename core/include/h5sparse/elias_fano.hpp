@@ -54,8 +54,9 @@ class EliasFanoReader {
 
   /// Calls f(offset, rank) for the offsets inside `ranges` (ascending, disjoint), `rank` being
   /// the offset's place among all the chunk's offsets (its value's place in section 1).
+  /// Inlined into its caller, whose target features (POPCNT) it then uses.
   template <typename F>
-  void each_in(const std::vector<OffsetRange>& ranges, F&& f) const;
+  __attribute__((always_inline)) void each_in(const std::vector<OffsetRange>& ranges, F&& f) const;
 
   std::uint64_t count() const noexcept { return count_; }
 
@@ -63,7 +64,7 @@ class EliasFanoReader {
   static std::uint64_t load(const std::uint8_t* p, std::size_t available) noexcept;  // little-endian
   // The place of the z-th (from 1) zero-bit of `bits`, which has z or more: halves, quarters
   // and eighths by their counts, then the bits of one byte.
-  static unsigned nth_zero(std::uint64_t bits, unsigned z) noexcept {
+  __attribute__((always_inline)) static unsigned nth_zero(std::uint64_t bits, unsigned z) noexcept {
     std::uint64_t zeros = ~bits;
     unsigned base = 0;
     for (unsigned half : {32u, 16u, 8u}) {
@@ -122,7 +123,7 @@ void EliasFanoReader::each(F&& f) const {
 }
 
 template <typename F>
-void EliasFanoReader::each_in(const std::vector<OffsetRange>& ranges, F&& f) const {
+__attribute__((always_inline)) inline void EliasFanoReader::each_in(const std::vector<OffsetRange>& ranges, F&& f) const {
   // A cursor in the high bitmap: `position`, with `rank` one-bits (offsets) before it; the
   // zero-bits before it, position - rank, are the high part of the offsets after it.
   std::uint64_t position = 0, rank = 0, previous = 0;
