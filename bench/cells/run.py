@@ -6,12 +6,14 @@ tiledbsoma is installed), and from h5sparse datasets at several chunk shapes.
     bench/cells/venv                         # makes build/bench-cells/venv (PyPI + the wheel)
     build/bench-cells/venv/bin/python bench/cells/run.py            # the table, into RESULTS.md
     build/bench-cells/venv/bin/python bench/cells/run.py --quick    # 10,000 x 4,000, no section
+    build/bench-cells/venv/bin/python bench/cells/run.py --cells 200000   # 4x: a section of its own
 
 The matrix: `--cells` x `--genes` (default 50,000 x 20,000) float32 counts, 3.5% defined, gene
 use skewed as in real data (each gene's share of cells drawn from a log-normal), seeded. Each
 layout is written once into a directory under --dir (default /dev/shm if it has room, else
-/tmp: the page cache either way, so the times are CPU, not disk) and then measured in a fresh
-process of its own (its peak RSS is that process's), every access best of --repeat (3):
+/tmp: the page cache either way, so the times are CPU, not disk; removed once measured unless
+--dir is given) and then measured in a fresh process of its own (its peak RSS is that
+process's), every access best of --repeat (3):
 
   one gene       the gene nearest 10.5% of cells, as a CSC column (scipy)
   50 genes       50 random genes in one call, as CSC
@@ -368,12 +370,21 @@ def main():
                 raise SystemExit(f"{name}: {got.stderr[-3000:]}")
             row = json.loads(got.stdout.strip().splitlines()[-1])
             row["write"], row["size MiB"] = write_ms, size_of(path) / 2**20
+            if not args.dir:  # one layout's file at a time: the larger matrix's fill memory otherwise
+                shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
             rows[name] = row
             print(name, {k: round(v, 1) for k, v in row.items()}, flush=True)
     finally:
         if not args.dir:
             shutil.rmtree(base, ignore_errors=True)
     report(args, matrix, q, rows)
+
+
+def command_of(args):
+    extra = " --quick" if args.quick else ""
+    if not args.quick and (args.cells, args.genes) != (50_000, 20_000):
+        extra = f" --cells {args.cells} --genes {args.genes}"
+    return "build/bench-cells/venv/bin/python bench/cells/run.py" + extra
 
 
 def report(args, matrix, q, rows):
@@ -396,8 +407,7 @@ def report(args, matrix, q, rows):
                       cell("all as CSR", csr), cell("write", csr), cell("size MiB", csr),
                       f"{r['peak RSS MiB']:,.0f}"])
     md = results.preamble("Cells and genes (issue 36)", args.quick,
-                                                        command="build/bench-cells/venv/bin/python bench/cells/run.py"
-                                                                + (" --quick" if args.quick else "")) + [
+                                                        command=command_of(args)) + [
           f"{matrix.shape[0]:,} cells x {matrix.shape[1]:,} genes, {matrix.nnz:,} float32 counts "
           f"({matrix.nnz / matrix.shape[0] / matrix.shape[1]:.1%}); one gene = {q['gene_nnz']:,} cells. "
           "Milliseconds, best of 3 in one process per layout (batches: cells a second, 2 s). "
@@ -406,7 +416,9 @@ def report(args, matrix, q, rows):
           "", results.md_table(header, table, right_from=1)]
     text = "\n".join(md)
     print(text)
-    results.write(args, "bench/cells/run.py", text, quick=args.quick)
+    default = (args.cells, args.genes, args.density) == (50_000, 20_000, 0.035)
+    name = "bench/cells/run.py" + ("" if default or args.quick else f" --cells {args.cells} --genes {args.genes}")
+    results.write(args, name, text, quick=args.quick)
 
 
 if __name__ == "__main__":
