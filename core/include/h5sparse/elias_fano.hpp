@@ -6,8 +6,8 @@
 // line) are found by skipping whole words of the high bitmap, without decoding those before.
 #pragma once
 
-#include <cstddef>
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <vector>
