@@ -568,6 +568,14 @@ std::uint64_t decode_rice(const std::uint8_t* payload, std::size_t size, VarintR
   return count;
 }
 
+// The elements of a chunk whose offsets are listed (32-bit): Error(unsupported) above 2^32.
+std::uint64_t offset_list_elements(const std::vector<std::uint64_t>& dims) {
+  const std::uint64_t n = element_count_of(dims);
+  H5SPARSE_FAIL_IF(n > (std::uint64_t(1) << 32), ErrorCode::unsupported,
+                   "chunks of more than 2^32 elements have no offset list");
+  return n;
+}
+
 void check_tag(std::size_t size) {
   H5SPARSE_FAIL_IF(size == 0, ErrorCode::corrupt_data, "encoded selection is empty (no encoding tag)");
 }
@@ -639,9 +647,7 @@ void bitmap_offsets(const ChunkSelection& s, std::vector<std::uint32_t>& offsets
 
 void decode_selection_offsets(const std::uint8_t* data, std::size_t size, const std::vector<std::uint64_t>& dims,
                               std::vector<std::uint32_t>& offsets) {
-  const std::uint64_t n = element_count_of(dims);
-  H5SPARSE_FAIL_IF(n > (std::uint64_t(1) << 32), ErrorCode::unsupported,
-                   "chunks of more than 2^32 elements have no offset list");
+  const std::uint64_t n = offset_list_elements(dims);
   check_tag(size);
   offsets.clear();
   const std::uint8_t* payload = data + 1;
@@ -704,9 +710,7 @@ H5SPARSE_TARGET_POPCNT void elias_fano_ranges_popcnt(const EliasFanoReader& read
 std::uint64_t decode_selection_in(const std::uint8_t* data, std::size_t size, const std::vector<std::uint64_t>& dims,
                                   const std::vector<OffsetRange>& ranges, std::vector<std::uint32_t>& offsets,
                                   std::vector<std::uint64_t>& ranks) {
-  const std::uint64_t n = element_count_of(dims);
-  H5SPARSE_FAIL_IF(n > (std::uint64_t(1) << 32), ErrorCode::unsupported,
-                   "chunks of more than 2^32 elements have no offset list");
+  const std::uint64_t n = offset_list_elements(dims);
   check_tag(size);
   offsets.clear();
   ranks.clear();
