@@ -12,6 +12,7 @@
 
 #include "dcpl.hpp"
 #include "error_stack.hpp"
+#include "h5sparse/engine/chunk_encoder.hpp"
 #include "h5sparse/sparse_layout.hpp"
 #include "h5sparse/stored_chunk_read.hpp"
 #include "h5sparse/var_chunk.hpp"
@@ -146,6 +147,36 @@ void put(T* room, const T* from, std::size_t count, const char* what) {
   if (count == 0) return;
   H5SPARSE_FAIL_IF(room == nullptr, ErrorCode::invalid_argument, std::string("the room callback gave no ") + what);
   std::memcpy(room, from, count * sizeof(T));
+}
+
+// A fixed-size dataset's parameters from all its cd_values, for encoding its chunks.
+SparseParams dataset_params(std::size_t count, const unsigned* cd_values) {
+  H5SPARSE_FAIL_IF(count == 0 || cd_values == nullptr, ErrorCode::invalid_argument,
+                   "no structured-chunk parameters (cd_values) given");
+  H5SPARSE_FAIL_IF(!is_complete_form(cd_values, count), ErrorCode::invalid_argument,
+                   "the cd_values are not a sparse dataset's parameters: take all of them from the dataset's "
+                   "DCPL (H5Pget_filter_by_id2 of filter 45100)");
+  try {
+    return from_cd_values(cd_values, count);
+  } catch (const Error& e) {
+    throw Error(e.code(), std::string("structured-chunk parameters: ") + e.what(), e.file(), e.line());
+  }
+}
+
+// The caller's stored chunks of a rank-`rank` dataset, copied for the encoder.
+std::vector<ChunkAt> carried_chunks(int rank, std::size_t count, const h5sparse_chunk_bytes_t* stored) {
+  H5SPARSE_FAIL_IF(count > 0 && stored == nullptr, ErrorCode::invalid_argument, "no stored chunks given");
+  std::vector<ChunkAt> out(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    const h5sparse_chunk_bytes_t& c = stored[i];
+    H5SPARSE_FAIL_IF(c.buf == nullptr && c.size != 0, ErrorCode::invalid_argument,
+                     "stored chunk " + std::to_string(i) + " has no bytes");
+    const auto* bytes = static_cast<const std::uint8_t*>(c.buf);
+    out[i].origin.assign(c.offset, c.offset + rank);
+    out[i].chunk.bytes.assign(bytes, bytes + c.size);
+    out[i].chunk.filter_mask = c.filter_mask;
+  }
+  return out;
 }
 
 }  // namespace
@@ -370,6 +401,34 @@ herr_t h5sparse_decode_var_chunk(size_t cd_nelmts, const unsigned cd_values[], c
     put(chunk->ends, v.ends.data(), v.ends.size(), "payload ends");
     put(chunk->null, v.null.data(), v.null.size(), "NULL flags");
     put(static_cast<std::uint8_t*>(chunk->data), v.data.data(), v.data.size(), "payload bytes");
+    return 0;
+  });
+}
+
+herr_t h5sparse_encode_coo(size_t cd_nelmts, const unsigned cd_values[], int rank, const hsize_t dims[],
+                           hbool_t moves_rewritten, size_t num_points, const hsize_t* coords, const void* values,
+                           size_t num_stored, const h5sparse_chunk_bytes_t* stored, h5sparse_chunk_bytes_op_t op,
+                           void* op_data) {
+  return call_guarded<herr_t>(Origin::client, "h5sparse_encode_coo", -1, [&]() -> herr_t {
+    const SparseParams params = dataset_params(cd_nelmts, cd_values);
+    H5SPARSE_FAIL_IF(rank != int(params.layout.dims.size()) || dims == nullptr, ErrorCode::invalid_argument,
+                     "the dataset's chunks have " + std::to_string(params.layout.dims.size()) +
+                         " dimensions; the extent given has " + std::to_string(rank));
+    H5SPARSE_FAIL_IF(op == nullptr || (num_points > 0 && (coords == nullptr || values == nullptr)),
+                     ErrorCode::invalid_argument, "h5sparse_encode_coo needs coordinates, values and an op");
+    const Coords extent(dims, dims + rank);
+    const std::vector<ChunkAt> carried = carried_chunks(rank, num_stored, stored);
+    const EncodeRequest request{params, extent, carried, moves_rewritten != 0};
+    static_assert(sizeof(hsize_t) == sizeof(std::uint64_t), "coordinates are 64-bit");
+    const std::vector<ChunkAt> chunks = encode_coordinates(request, reinterpret_cast<const std::uint64_t*>(coords),
+                                                           num_points, static_cast<const std::uint8_t*>(values));
+    for (const ChunkAt& c : chunks) {
+      h5sparse_chunk_bytes_t out{};
+      std::copy(c.origin.begin(), c.origin.end(), out.offset);
+      out.size = c.chunk.bytes.size();
+      out.buf = c.chunk.bytes.data();
+      H5SPARSE_FAIL_IF(op(&out, op_data) < 0, ErrorCode::invalid_argument, "the op of h5sparse_encode_coo failed");
+    }
     return 0;
   });
 }

@@ -193,6 +193,37 @@ herr_t h5sparse_decode_var_chunk(size_t cd_nelmts, const unsigned cd_values[], c
                                  uint32_t filter_mask, h5sparse_var_chunk_t *chunk, h5sparse_var_room_t room,
                                  void *op_data);
 
+/* ---- Chunks encoded away from the file ------------------------------------------------
+ * For a write split between processes: workers (a cluster's) encode a fixed-size sparse
+ * dataset's chunks from coordinates and values with no HDF5 call but the error stack's, and the
+ * one process that has the file open stores their bytes with H5Dwrite_chunk (filter mask 0),
+ * which through the connector decodes each chunk to verify it before it is stored. The
+ * dataset's parameters are all cd_values of filter 45100 in its DCPL (H5Pget_filter_by_id2). */
+
+/* A chunk's stored bytes: as H5Dread_chunk gives them (in), or to store (out, filter mask 0). */
+typedef struct h5sparse_chunk_bytes_t {
+  hsize_t offset[H5S_MAX_RANK]; /* the chunk's first element; rank values used */
+  uint32_t filter_mask;
+  size_t size;
+  const void *buf;
+} h5sparse_chunk_bytes_t;
+
+/* Receives one encoded chunk, its bytes valid during the call. Return negative to fail. */
+typedef herr_t (*h5sparse_chunk_bytes_op_t)(const h5sparse_chunk_bytes_t *chunk, void *op_data);
+
+/* The chunks h5sparse_dwrite_coo would store for the same elements on a dataset of extent
+ * dims whose stored chunks are stored[0 .. num_stored) (others not stored), byte for byte:
+ * values are num_points elements in the dataset's file datatype (no conversion), a coordinate
+ * given twice takes its last value, fill values erase with fill-is-undefined. op gets each
+ * touched chunk once, in row-major order of their offsets. moves_rewritten: the file's writer
+ * is an SWMR writer (a rewritten chunk then never keeps its stored size). A coordinate outside
+ * dims fails the call before op is called; a stored chunk that does not decode fails it naming
+ * the chunk. Fixed-size datasets only. */
+herr_t h5sparse_encode_coo(size_t cd_nelmts, const unsigned cd_values[], int rank, const hsize_t dims[],
+                           hbool_t moves_rewritten, size_t num_points, const hsize_t *coords, const void *values,
+                           size_t num_stored, const h5sparse_chunk_bytes_t *stored, h5sparse_chunk_bytes_op_t op,
+                           void *op_data);
+
 #ifdef __cplusplus
 }
 #endif
