@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -177,6 +178,25 @@ std::vector<ChunkAt> carried_chunks(int rank, std::size_t count, const h5sparse_
     out[i].chunk.filter_mask = c.filter_mask;
   }
   return out;
+}
+
+// call_guarded, or with `message` given, the failure's text copied there (NUL-terminated, cut
+// to fit) and no HDF5 call made.
+template <typename Body>
+herr_t call_reporting(const char* function, char* message, std::size_t size, Body&& body) noexcept {
+  if (message == nullptr || size == 0) return call_guarded<herr_t>(Origin::client, function, -1, body);
+  const char* text = "unknown failure";
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    text = "out of memory";
+    std::snprintf(message, size, "%s: %s", function, text);
+  } catch (const std::exception& e) {
+    std::snprintf(message, size, "%s: %s", function, e.what());
+  } catch (...) {
+    std::snprintf(message, size, "%s: %s", function, text);
+  }
+  return -1;
 }
 
 }  // namespace
@@ -408,8 +428,8 @@ herr_t h5sparse_decode_var_chunk(size_t cd_nelmts, const unsigned cd_values[], c
 herr_t h5sparse_encode_coo(size_t cd_nelmts, const unsigned cd_values[], int rank, const hsize_t dims[],
                            hbool_t moves_rewritten, size_t num_points, const hsize_t* coords, const void* values,
                            size_t num_stored, const h5sparse_chunk_bytes_t* stored, h5sparse_chunk_bytes_op_t op,
-                           void* op_data) {
-  return call_guarded<herr_t>(Origin::client, "h5sparse_encode_coo", -1, [&]() -> herr_t {
+                           void* op_data, char* message, size_t message_size) {
+  return call_reporting("h5sparse_encode_coo", message, message_size, [&]() -> herr_t {
     const SparseParams params = dataset_params(cd_nelmts, cd_values);
     H5SPARSE_FAIL_IF(rank != int(params.layout.dims.size()) || dims == nullptr, ErrorCode::invalid_argument,
                      "the dataset's chunks have " + std::to_string(params.layout.dims.size()) +

@@ -20,7 +20,8 @@ root_recipe=1  # bump when the way a root is made changes (not its package list)
 
 # Packages of every root. python3-h5py-serial is named so that apt never satisfies h5py with
 # the MPI build alone (python3-h5py-mpi is also listed, for the parallel flavour's tests).
-# scipy, sparse and dask: the coordinate (COO/CSR) benchmarks and interoperability work.
+# scipy, sparse and dask: the coordinate (COO/CSR) benchmarks and interoperability work;
+# distributed: writes from a dask cluster (from_dask) on its schedulers.
 # pip and setuptools: the test of `pip install --no-build-isolation .` (test/package).
 # netcdf-bin, netCDF4, xarray, h5netcdf and Debian's LZF plugin: the clients and the neighbour
 # plugin the package install test (scripts/dev install-test) runs against, offline.
@@ -31,7 +32,7 @@ toolchain_packages_common=(
   hdf5-filter-plugin-blosc-serial
   libblosc-dev libzstd-dev liblz4-dev liblzf-dev libxxhash-dev zlib1g-dev libgtest-dev libdeflate-dev
   dpkg-dev time procps valgrind python3-matplotlib
-  python3-scipy python3-sparse python3-dask python3-pip python3-setuptools
+  python3-scipy python3-sparse python3-dask python3-distributed python3-pip python3-setuptools
   netcdf-bin python3-netcdf4 python3-xarray python3-h5netcdf hdf5-plugin-lzf
   libhdf5-mpi-dev openmpi-bin python3-mpi4py python3-h5py-mpi
 )

@@ -218,11 +218,14 @@ typedef herr_t (*h5sparse_chunk_bytes_op_t)(const h5sparse_chunk_bytes_t *chunk,
  * touched chunk once, in row-major order of their offsets. moves_rewritten: the file's writer
  * is an SWMR writer (a rewritten chunk then never keeps its stored size). A coordinate outside
  * dims fails the call before op is called; a stored chunk that does not decode fails it naming
- * the chunk. Fixed-size datasets only. */
+ * the chunk. Fixed-size datasets only. message: NULL, or room for message_size bytes: a
+ * failure's message then goes there (NUL-terminated, cut to fit) instead of onto HDF5's error
+ * stack, and the call makes no HDF5 call at all, so that threads may encode while another
+ * thread of the process is inside HDF5 (which a build without thread safety does not allow). */
 herr_t h5sparse_encode_coo(size_t cd_nelmts, const unsigned cd_values[], int rank, const hsize_t dims[],
                            hbool_t moves_rewritten, size_t num_points, const hsize_t *coords, const void *values,
                            size_t num_stored, const h5sparse_chunk_bytes_t *stored, h5sparse_chunk_bytes_op_t op,
-                           void *op_data);
+                           void *op_data, char *message, size_t message_size);
 
 #ifdef __cplusplus
 }

@@ -343,8 +343,10 @@ from .chunk_shapes import matrix_chunks  # noqa: E402
 from .files import File  # noqa: E402
 from .batches import RowBatch, RowBatches  # noqa: E402
 from .anndata_io import read_h5ad, write_h5ad  # noqa: E402
+from .cluster import from_dask  # noqa: E402
 
-__all__ += ["matrix_chunks", "File", "connector_by_default", "RowBatch", "RowBatches", "read_h5ad", "write_h5ad"]
+__all__ += ["matrix_chunks", "File", "connector_by_default", "RowBatch", "RowBatches", "read_h5ad", "write_h5ad",
+            "from_dask"]
 
 # Last, since it may import h5py (which starts HDF5): a wheel binds here (_bundle.py).
 _bundle.start()
