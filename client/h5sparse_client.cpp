@@ -19,6 +19,7 @@
 #include "h5sparse/var_chunk.hpp"
 #include "h5sparse_vol.h"
 #include "handle.hpp"
+#include "transfer_properties.hpp"
 
 namespace {
 
@@ -421,6 +422,16 @@ herr_t h5sparse_decode_var_chunk(size_t cd_nelmts, const unsigned cd_values[], c
     put(chunk->ends, v.ends.data(), v.ends.size(), "payload ends");
     put(chunk->null, v.null.data(), v.null.size(), "NULL flags");
     put(static_cast<std::uint8_t*>(chunk->data), v.data.data(), v.data.size(), "payload bytes");
+    return 0;
+  });
+}
+
+herr_t h5sparse_pset_chunk_write_check(hid_t dxpl_id, unsigned check) {
+  return call_guarded<herr_t>(Origin::client, "h5sparse_pset_chunk_write_check", -1, [&]() -> herr_t {
+    H5SPARSE_FAIL_IF(check > H5SPARSE_CHUNK_CHECK_CHECKSUMS, ErrorCode::invalid_argument,
+                     "check must be H5SPARSE_CHUNK_CHECK_DECODE (0) or H5SPARSE_CHUNK_CHECK_CHECKSUMS (1), got " +
+                         std::to_string(check));
+    hdf5::set_chunk_write_check(dxpl_id, hdf5::ChunkWriteCheck(check));
     return 0;
   });
 }

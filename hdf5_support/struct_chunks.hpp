@@ -44,7 +44,8 @@ class StructChunks {
   /// read-only file fails; an SWMR writer never overwrites a flushed chunk in place (see
   /// SparseEngine::write_stored).
   void write(const std::vector<hsize_t>& origin, const std::array<SectionBytes, 2>& sections) const;
-  /// H5Dwrite_chunk on a sparse dataset stores only what its readers can read.
+  /// H5Dwrite_chunk on a sparse dataset stores only what its readers can read: every section
+  /// decoded, or with the DXPL's ChunkWriteCheck::checksums the header and stored checksums.
   void check_native_write(const H5VL_native_dataset_chunk_write_t& w) const;
 
  private:

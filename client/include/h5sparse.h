@@ -197,8 +197,17 @@ herr_t h5sparse_decode_var_chunk(size_t cd_nelmts, const unsigned cd_values[], c
  * For a write split between processes: workers (a cluster's) encode a fixed-size sparse
  * dataset's chunks from coordinates and values with no HDF5 call but the error stack's, and the
  * one process that has the file open stores their bytes with H5Dwrite_chunk (filter mask 0),
- * which through the connector decodes each chunk to verify it before it is stored. The
+ * which through the connector checks each chunk before it is stored (below). The
  * dataset's parameters are all cd_values of filter 45100 in its DCPL (H5Pget_filter_by_id2). */
+
+/* How H5Dwrite_chunk with this DXPL checks a sparse dataset's chunk before storing it:
+ * H5SPARSE_CHUNK_CHECK_DECODE (the default) decodes every section as a reader does;
+ * H5SPARSE_CHUNK_CHECK_CHECKSUMS, for chunks h5sparse_encode_coo made, checks the header against
+ * the dataset's layout and the stored bytes against their checksums (a hash of the bytes: what
+ * arrives intact from the encoder is stored). */
+#define H5SPARSE_CHUNK_CHECK_DECODE 0u
+#define H5SPARSE_CHUNK_CHECK_CHECKSUMS 1u
+herr_t h5sparse_pset_chunk_write_check(hid_t dxpl_id, unsigned check);
 
 /* A chunk's stored bytes: as H5Dread_chunk gives them (in), or to store (out, filter mask 0). */
 typedef struct h5sparse_chunk_bytes_t {

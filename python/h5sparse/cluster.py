@@ -11,7 +11,7 @@ import os
 
 import numpy as np
 
-from ._calls import H5SparseError
+from ._calls import H5SparseError, _error_text, guarded
 
 _MAX_RANK = 32  # H5S_MAX_RANK
 _MESSAGE_BYTES = 1024
@@ -136,14 +136,6 @@ def _encode(target, coords, values, stored):
     return out
 
 
-def _encode_block(target, block, start, shape, stored):
-    """A block's chunks ([(offset, bytes)]); `start`: its first element in the dataset."""
-    coords, values = _block_elements(target, block, shape)
-    values = _in_file_type(target, values)
-    coords += np.asarray(start, np.int64)
-    return _encode(target, coords, values, stored)
-
-
 # ---- In the writing process -----------------------------------------------------------------
 
 def _sizes_aligned(sizes, first, chunk):
@@ -213,15 +205,55 @@ def _check_converts(array, target):
     _in_file_type(target, np.zeros(1, array.dtype))
 
 
+class _Job:
+    """One block's encoding, as a dask task's argument (not a tuple, which dask would search for
+    keys)."""
+
+    def __init__(self, target, start, shape, stored):
+        self.target, self.start, self.shape, self.stored = target, start, shape, stored
+
+
+def _encode_job(job, block):
+    """The block's chunks: [(offset, bytes)]."""
+    coords, values = _block_elements(job.target, block, job.shape)
+    values = _in_file_type(job.target, values)
+    coords += np.asarray(job.start, np.int64)
+    return _encode(job.target, coords, values, job.stored)
+
+
+class _Graph:
+    """The array's graph, optimized and made into tasks once: each block's encoding is then
+    submitted with the part of the graph it needs, at no cost that grows with the array."""
+
+    def __init__(self, array):
+        import dask
+        (optimized,) = dask.optimize(array)
+        self.name = optimized.name
+        self.tasks = dict(optimized.__dask_graph__())
+        self.prefix = "h5sparse-encode-" + dask.base.tokenize(optimized)
+
+    def block_task(self, index, job):
+        """(key, graph) of the encoding of block `index`."""
+        import dask.core
+        block = (self.name,) + index
+        graph, todo = {}, [block]
+        while todo:
+            key = todo.pop()
+            if key not in graph:
+                graph[key] = self.tasks[key]
+                todo.extend(dask.core.get_dependencies(self.tasks, key))
+        key = (self.prefix,) + index
+        graph[key] = (_encode_job, job, block)
+        return key, graph
+
+
 def _tasks(dset, array, target, blocks):
-    """One dask task per block, its stored chunks read when it is made (so that reading them
-    keeps pace with the window of blocks in flight)."""
-    import dask
-    encode = dask.delayed(_encode_block, pure=True)
-    parts = array.to_delayed()
-    for index in np.ndindex(*parts.shape):
+    """(key, graph) of each block's encoding, its stored chunks read when it is made (so that
+    reading them keeps pace with the window of blocks in flight)."""
+    graph = _Graph(array)
+    for index in np.ndindex(*array.numblocks):
         stored = [(offset,) + dset.id.read_direct_chunk(offset) for offset in blocks.stored.get(index, ())]
-        yield encode(target, parts[index], blocks.start(index), blocks.shape(index), stored)
+        yield graph.block_task(index, _Job(target, blocks.start(index), blocks.shape(index), stored))
 
 
 def _distributed_client():
@@ -235,34 +267,60 @@ def _distributed_client():
 def _results_of_client(client, tasks, in_flight):
     """Each task's result as it arrives, at most `in_flight` tasks submitted at a time."""
     from distributed import as_completed
-    running = as_completed([client.compute(t) for t in itertools.islice(tasks, in_flight)])
+
+    def submit(task):
+        key, graph = task
+        return client.get(graph, key, sync=False)
+
+    running = as_completed([submit(t) for t in itertools.islice(tasks, in_flight)])
     try:
         for future in running:
             result = future.result()
             future.release()
             following = next(tasks, None)
             if following is not None:
-                running.add(client.compute(following))
+                running.add(submit(following))
             yield result
     finally:
         for future in running.futures:
             future.cancel()
 
 
-def _results_of_windows(tasks, in_flight):
-    """Each task's result, computed with dask's local scheduler `in_flight` tasks at a time, the
-    next window computing while this process writes the previous one."""
-    import dask
+def _results_of_windows(get, tasks, in_flight):
+    """Each task's result, computed by dask's local scheduler `get` `in_flight` tasks at a time,
+    the next window computing while this process writes the previous one."""
     from concurrent.futures import ThreadPoolExecutor
+
+    def compute(window):
+        graph = {}
+        for _key, g in window:
+            graph.update(g)
+        return get(graph, [key for key, _g in window])
+
     with ThreadPoolExecutor(1) as ahead:
         def submit():
             window = list(itertools.islice(tasks, in_flight))
-            return ahead.submit(dask.compute, *window) if window else None
+            return ahead.submit(compute, window) if window else None
         pending = submit()
         while pending is not None:
             results = pending.result()
             pending = submit()
             yield from results
+
+
+def _encoded_chunk_writes():
+    """A DXPL for H5Dwrite_chunk of chunks h5sparse_encode_coo made: the connector checks each
+    by its header and checksums (it arrives as the encoder made it) instead of decoding it."""
+    import h5py
+    from . import library
+    lib = library()
+    f = lib.h5sparse_pset_chunk_write_check
+    f.argtypes, f.restype = [ctypes.c_int64, ctypes.c_uint], ctypes.c_int
+    dxpl = h5py.h5p.create(h5py.h5p.DATASET_XFER)
+    _rc, records = guarded(f, dxpl.id, 1)  # H5SPARSE_CHUNK_CHECK_CHECKSUMS
+    if records is not None:
+        raise H5SparseError(f"h5sparse_pset_chunk_write_check failed: {_error_text(records)}", records)
+    return dxpl
 
 
 def _default_in_flight(client):
@@ -300,11 +358,17 @@ def from_dask(dset, array, offset=None, in_flight=None, flush_every=None):
     client = _distributed_client()
     in_flight = in_flight or _default_in_flight(client)
     tasks = _tasks(dset, array, target, blocks)
-    results = _results_of_client(client, tasks, in_flight) if client else _results_of_windows(tasks, in_flight)
+    if client is not None:
+        results = _results_of_client(client, tasks, in_flight)
+    else:
+        import dask.threaded
+        results = _results_of_windows(dask.base.get_scheduler(collections=[array]) or dask.threaded.get, tasks,
+                                      in_flight)
+    dxpl = _encoded_chunk_writes()
     written = 0
     for chunks in results:
         for offset_, data in chunks:
-            dset.id.write_direct_chunk(offset_, data, filter_mask=0)
+            dset.id.write_direct_chunk(offset_, data, filter_mask=0, dxpl=dxpl)
             written += 1
             if flush_every and written % flush_every == 0:
                 dset.file.flush()
