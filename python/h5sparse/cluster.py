@@ -5,7 +5,9 @@ process, the only one with the file open, stores their bytes with direct chunk w
 arrive, a bounded number of blocks in flight. docs/DESIGN.md ("Writes from a cluster") says
 what that costs and where it stops scaling."""
 import bisect
+import contextlib
 import ctypes
+import functools
 import itertools
 import os
 
@@ -286,6 +288,21 @@ def _results_of_client(client, tasks, in_flight):
             future.cancel()
 
 
+def _local_get(array, scope):
+    """dask's local scheduler for the array. The processes scheduler gets one pool of processes
+    for all windows, closed with `scope` (alone, it starts a pool for each call)."""
+    import dask
+    import dask.multiprocessing
+    import dask.threaded
+    get = dask.base.get_scheduler(collections=[array]) or dask.threaded.get
+    if get is not dask.multiprocessing.get or dask.config.get("pool", None) is not None:
+        return get
+    from concurrent.futures import ProcessPoolExecutor
+    workers = dask.config.get("num_workers", None) or os.cpu_count() or 1
+    pool = scope.enter_context(ProcessPoolExecutor(workers, mp_context=dask.multiprocessing.get_context()))
+    return functools.partial(get, pool=pool)
+
+
 def _results_of_windows(get, tasks, in_flight):
     """Each task's result, computed by dask's local scheduler `get` `in_flight` tasks at a time,
     the next window computing while this process writes the previous one."""
@@ -358,18 +375,17 @@ def from_dask(dset, array, offset=None, in_flight=None, flush_every=None):
     client = _distributed_client()
     in_flight = in_flight or _default_in_flight(client)
     tasks = _tasks(dset, array, target, blocks)
-    if client is not None:
-        results = _results_of_client(client, tasks, in_flight)
-    else:
-        import dask.threaded
-        results = _results_of_windows(dask.base.get_scheduler(collections=[array]) or dask.threaded.get, tasks,
-                                      in_flight)
     dxpl = _encoded_chunk_writes()
     written = 0
-    for chunks in results:
-        for offset_, data in chunks:
-            dset.id.write_direct_chunk(offset_, data, filter_mask=0, dxpl=dxpl)
-            written += 1
-            if flush_every and written % flush_every == 0:
-                dset.file.flush()
+    with contextlib.ExitStack() as scope:
+        if client is not None:
+            results = _results_of_client(client, tasks, in_flight)
+        else:
+            results = _results_of_windows(_local_get(array, scope), tasks, in_flight)
+        for chunks in results:
+            for offset_, data in chunks:
+                dset.id.write_direct_chunk(offset_, data, filter_mask=0, dxpl=dxpl)
+                written += 1
+                if flush_every and written % flush_every == 0:
+                    dset.file.flush()
     return written

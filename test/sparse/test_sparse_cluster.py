@@ -15,9 +15,12 @@ import sparse
 import h5sparse
 
 
-def _dataset(f, name, shape=(300, 260), chunks=(32, 64), dtype="f4", fill=0, values=None):
+_LZ4 = h5sparse.Blosc("lz4")
+
+
+def _dataset(f, name, shape=(300, 260), chunks=(32, 64), dtype="f4", fill=0, values=_LZ4):
     return f.create_dataset(name, shape=shape, dtype=dtype, chunks=chunks, fillvalue=fill,
-                            **h5sparse.Sparse(values=values or h5sparse.Blosc("lz4")))
+                            **h5sparse.Sparse(values=values))
 
 
 def _random_coo(shape, density, seed, fill=0.0):
@@ -138,3 +141,113 @@ def test_a_distributed_cluster_writes_and_survives_a_dead_worker(tmp_path):
         h5sparse.from_dask(got, array, in_flight=2)
         assert marker.exists()
         _assert_same_file_content(expected, got)
+
+
+def _flip_byte_of_chunk(path, name, offset, at):
+    """Flips one stored byte of the chunk at `offset`, on disk."""
+    with h5py.File(path, "r") as f:
+        info = f[name].id.get_chunk_info_by_coord(offset)
+    with open(path, "r+b") as raw:
+        raw.seek(info.byte_offset + at)
+        byte = raw.read(1)
+        raw.seek(info.byte_offset + at)
+        raw.write(bytes([byte[0] ^ 0x40]))
+
+
+def test_a_corrupt_stored_chunk_fails_its_block_naming_the_chunk(tmp_path):
+    path = tmp_path / "k.h5"
+    coo = _random_coo((64, 64), 0.1, seed=2)
+    with h5py.File(path, "w") as f:
+        d = _dataset(f, "x", shape=(64, 64), chunks=(32, 32))
+        h5sparse.write_coo(d, coo.coords.T, coo.data)
+    _flip_byte_of_chunk(path, "x", (32, 0), at=40)
+    with h5py.File(path, "a") as f:
+        d = f["x"]
+        before = _stored_chunks(d)
+        with dask.config.set(scheduler="sync"), pytest.raises(h5sparse.H5SparseError, match=r"\(32, 0\)"):
+            h5sparse.from_dask(d, da.from_array(coo, chunks=(32, 64), asarray=False), in_flight=1)
+        after = _stored_chunks(d)
+        assert after[(32, 0)] == before[(32, 0)] and after[(32, 32)] == before[(32, 32)]
+
+
+def test_chunk_writes_checked_by_checksums_refuse_what_the_encoder_did_not_make(tmp_path):
+    """The DXPL from_dask stores with: intact chunks of this dataset's layout pass, a flipped byte
+    or another layout's chunk is refused, and the chunk stored before stays."""
+    from h5sparse.cluster import _encoded_chunk_writes
+    dxpl = _encoded_chunk_writes()
+    coo = _random_coo((16, 16), 0.3, seed=4)
+    with h5py.File(tmp_path / "w.h5", "w") as f:
+        d = _dataset(f, "x", shape=(16, 16), chunks=(16, 16))
+        plain = _dataset(f, "plain", shape=(16, 16), chunks=(16, 16), values=None)
+        h5sparse.write_coo(d, coo.coords.T, coo.data)
+        h5sparse.write_coo(plain, coo.coords.T[:3], coo.data[:3])
+        _mask, chunk = d.id.read_direct_chunk((0, 0))
+        d.id.write_direct_chunk((0, 0), chunk, filter_mask=0, dxpl=dxpl)  # intact: stored
+        flipped = bytearray(chunk)
+        flipped[len(chunk) // 2] ^= 1
+        with pytest.raises(Exception, match="refused"):
+            d.id.write_direct_chunk((0, 0), bytes(flipped), filter_mask=0, dxpl=dxpl)
+        plain_chunk = plain.id.read_direct_chunk((0, 0))[1]
+        with pytest.raises(Exception, match="refused"):  # a filtered section where no filter is
+            plain.id.write_direct_chunk((0, 0), chunk, filter_mask=0, dxpl=dxpl)
+        assert d.id.read_direct_chunk((0, 0))[1] == chunk
+        assert plain.id.read_direct_chunk((0, 0))[1] == plain_chunk
+        np.testing.assert_array_equal(h5sparse.read_coo(d)[1], coo.data)
+        # What only decoding finds (8-byte values where 4-byte ones belong) passes the checksums:
+        # that check is for the encoder's chunks. Readers still say what is wrong.
+        wide = _dataset(f, "wide", shape=(16, 16), chunks=(16, 16), dtype="f8", values=None)
+        h5sparse.write_coo(wide, coo.coords.T[:3], coo.data[:3])
+        wide_chunk = wide.id.read_direct_chunk((0, 0))[1]
+        with pytest.raises(Exception, match="refused"):
+            plain.id.write_direct_chunk((0, 0), wide_chunk, filter_mask=0)
+        plain.id.write_direct_chunk((0, 0), wide_chunk, filter_mask=0, dxpl=dxpl)
+        with pytest.raises(OSError, match=r"chunk at \(0, 0\): section 1 \(values\) holds 24 bytes for 3"):
+            plain[...]
+
+
+_DYING_WRITER = """
+import os, sys
+import dask, dask.array as da, h5py, numpy as np, sparse
+import h5sparse
+path, seed = sys.argv[1], int(sys.argv[2])
+rng = np.random.default_rng(seed)
+coords = np.unique(rng.integers(0, 256, (2, 3000)), axis=1)
+coo = sparse.COO(coords, np.arange(coords.shape[1], dtype="f4") + 1, shape=(256, 256))
+
+def die_at_block_6(block, block_info=None):
+    if block_info[0]["chunk-location"] == (6, 0):
+        os._exit(3)  # the writing process dies while it stores block 5
+    return block
+
+with h5py.File(path, "w", libver="latest") as f:
+    d = f.create_dataset("x", shape=(256, 256), dtype="f4", chunks=(32, 64),
+                         **h5sparse.Sparse(values=h5sparse.Blosc("lz4")))
+    f.swmr_mode = True
+    array = da.from_array(coo, chunks=(32, 256), asarray=False).map_blocks(die_at_block_6, dtype="f4")
+    with dask.config.set(scheduler="sync"):
+        h5sparse.from_dask(d, array, in_flight=1, flush_every=4)  # a block's 4 chunks, then a flush
+"""
+
+
+def test_chunks_flushed_before_the_writer_dies_stay_readable(tmp_path):
+    """An SWMR writer's file is consistent at every moment (HDF5's ordered metadata writes): a
+    reader sees each chunk stored whole, every chunk flushed before the crash among them."""
+    import subprocess
+    import sys
+    path = tmp_path / "crash.h5"
+    p = subprocess.run([sys.executable, "-c", _DYING_WRITER, str(path), "11"], capture_output=True, text=True)
+    assert p.returncode == 3, p.stderr
+    rng = np.random.default_rng(11)
+    coords = np.unique(rng.integers(0, 256, (2, 3000)), axis=1)
+    expected = dict(zip(map(tuple, coords.T), np.arange(coords.shape[1], dtype="f4") + 1))
+    with h5py.File(path, "r", swmr=True) as f:  # an SWMR reader opens what the writer left
+        d = f["x"]
+        stored = _stored_chunks(d)
+        got_coords, got_values = h5sparse.read_coo(d)
+    got = dict(zip(map(tuple, got_coords.tolist()), got_values))
+    rows_flushed = 4 * 32  # blocks 0-3, flushed before block 5 was computed
+    assert {(r, c) for r, c in expected if r < rows_flushed} <= set(got)
+    for (r0, c0) in stored:  # each chunk whole: exactly the elements it should hold
+        inside = {k: v for k, v in expected.items() if r0 <= k[0] < r0 + 32 and c0 <= k[1] < c0 + 64}
+        assert {k: v for k, v in got.items() if k in inside} == inside
+    assert set(got) <= set(expected) and max(r for r, _c in got) < 6 * 32
