@@ -19,6 +19,7 @@
 #include "optional_ops.hpp"
 #include "h5sparse/engine/sparse_engine.hpp"
 #include "sparse_dataset.hpp"
+#include "virtual_sparse.hpp"
 #include "var_values.hpp"
 
 namespace h5sparse::vol {
@@ -35,8 +36,11 @@ Object* wrap_dataset(void* under, const Object& parent, hid_t dxpl_id, void** re
   return object;
 }
 
-/// Get-defined of a dense dataset: every element is defined (RFC), so the answer is the selection.
+/// Get-defined of a dataset that is not sparse: a virtual dataset's from its sparse sources,
+/// else every element is defined (RFC), so the answer is the selection.
 hid_t dense_defined(Object* o, hid_t file_space, hid_t dxpl_id) {
+  if (const auto joined = VirtualSparse::detect(o->under, o->under_vol_id, dxpl_id))
+    return joined->get_defined(file_space, dxpl_id);
   if (file_space != H5S_ALL) return hdf5::checked(H5Scopy(file_space), "cannot copy the selection").release();
   // The dataset's dataspace selects all elements.
   return hdf5::dataset_get(o->under, o->under_vol_id, H5VL_DATASET_GET_SPACE, dxpl_id).release();

@@ -12,6 +12,7 @@
 #include "object.hpp"
 #include "optional_ops.hpp"
 #include "sparse_dataset.hpp"
+#include "virtual_sparse.hpp"
 #ifdef H5SPARSE_PARALLEL
 #include "parallel_write.hpp"
 #endif
@@ -100,9 +101,18 @@ std::optional<herr_t> serve_coordinate_operation(Object* o, H5VL_optional_args_t
   const OwnOperation op = own_operation(H5VL_SUBCLS_DATASET, args->op_type);
   if (op != OwnOperation::write_coo && op != OwnOperation::erase_coo && op != OwnOperation::iterate_coo)
     return std::nullopt;
-  H5SPARSE_FAIL_IF(!o->sparse, ErrorCode::invalid_argument,
-                   "coordinate I/O on dataset '" + hdf5::dataset_name(o->under, o->under_vol_id) +
-                       "': the dataset is not sparse (its pipeline has no structured-chunk filter)");
+  if (!o->sparse) {
+    const std::string name = hdf5::dataset_name(o->under, o->under_vol_id);
+    const std::unique_ptr<VirtualSparse> joined =
+        op == OwnOperation::iterate_coo ? VirtualSparse::detect(o->under, o->under_vol_id, dxpl) : nullptr;
+    H5SPARSE_FAIL_IF(!joined, ErrorCode::invalid_argument,
+                     "coordinate " + std::string(op == OwnOperation::iterate_coo ? "reads" : "writes") + " on dataset '" +
+                         name + "': the dataset is not sparse (its pipeline has no structured-chunk filter)" +
+                         (op == OwnOperation::iterate_coo ? "" : "; a virtual dataset is written through its sources"));
+    auto* a = static_cast<H5SparseIterateCooArgs*>(args->args);
+    a->result = joined->iterate_coordinates(*a, dxpl);
+    return 0;
+  }
   if (op == OwnOperation::write_coo) {
     const auto* a = static_cast<const H5SparseWriteCooArgs*>(args->args);
     o->sparse->write_coordinates(a->num_points, a->coords, a->mem_type_id, a->values, dxpl);

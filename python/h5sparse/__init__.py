@@ -344,9 +344,10 @@ from .files import File  # noqa: E402
 from .batches import RowBatch, RowBatches  # noqa: E402
 from .anndata_io import read_h5ad, write_h5ad  # noqa: E402
 from .cluster import from_dask  # noqa: E402
+from .stripes import join_stripes  # noqa: E402
 
 __all__ += ["matrix_chunks", "File", "connector_by_default", "RowBatch", "RowBatches", "read_h5ad", "write_h5ad",
-            "from_dask"]
+            "from_dask", "join_stripes"]
 
 # Last, since it may import h5py (which starts HDF5): a wheel binds here (_bundle.py).
 _bundle.start()

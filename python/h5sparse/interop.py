@@ -228,7 +228,8 @@ def _block_shape(dset, chunks):
     number at most _MAX_BLOCKS."""
     if chunks is not None:
         return tuple(int(c) for c in chunks)
-    block = list(dset.chunks)
+    from .stripes import source_chunks
+    block = list(source_chunks(dset) if dset.is_virtual else dset.chunks)
     count = lambda: np.prod([-(-n // b) for n, b in zip(dset.shape, block)], dtype=float)  # noqa: E731
     d = 0
     while count() > _MAX_BLOCKS:
@@ -239,7 +240,10 @@ def _block_shape(dset, chunks):
 
 
 def _occupied_blocks(dset, block):
-    """Indices of the blocks that hold a stored chunk (the others need no read)."""
+    """Indices of the blocks that hold a stored chunk (the others need no read); of a virtual
+    dataset (no chunks of its own), every block."""
+    if dset.is_virtual:
+        return set(np.ndindex(*[-(-n // b) for n, b in zip(dset.shape, block)]))
     occupied = set()
     dset.id.chunk_iter(lambda info: occupied.add(tuple(o // b for o, b in zip(info.chunk_offset, block))))
     return occupied
@@ -267,7 +271,8 @@ def to_dask(dset, chunks=None, format="sparse"):
     with format="csr" scipy.sparse.csr_matrix (2-D; undefined elements are zeros), read when
     computed: each block opens the file by name, so it runs out of core and on a dask cluster
     whose workers see the file and load h5sparse's connector. Blocks are `chunks` (default:
-    whole dataset chunks, grouped so that there are at most 4096 blocks). With a fill value
+    whole dataset chunks, grouped so that there are at most 4096 blocks; a virtual dataset's
+    joining stripes (join_stripes): its first stripe's chunks). With a fill value
     other than 0, pydata sparse refuses to combine the partial sums of blocks of different
     shapes (their fill values differ): sums and means want a zero fill value."""
     import dask.array as da
