@@ -24,9 +24,10 @@ workers' (from each worker's own getrusage), the writer's share of both, its pea
 and wall time from the first block asked for to the file closed. Two last processes store the
 from_dask file's chunk bytes again into a new dataset with H5Dwrite_chunk (h5py's
 write_direct_chunk): without the connector (the per-chunk baseline), and through it as from_dask
-stores them (each chunk checked by its header and checksums). Best of
---reps runs (3) by wall time, each in a fresh process; the first run checks that every variant's
-file holds the one-process file's chunks, byte for byte. Files in /dev/shm.
+stores them (each chunk checked by its header and checksums). Then, per element in one
+process, a worker's encode rate and the writer's store rate (docs/DESIGN.md's scale on paper).
+Best of --reps runs (3) by wall time, each in a fresh process; the first run checks that every
+variant's file holds the one-process file's chunks, byte for byte. Files in /dev/shm.
 """
 import argparse
 import json
@@ -136,6 +137,30 @@ def direct_writes(job):
     return {"per_chunk": seconds / max(1, len(offsets)), "chunks": len(offsets)}
 
 
+def rates(job):
+    """A worker's encode rate and the writer's store rate, per element, in one process: three
+    blocks encoded (h5sparse_encode_coo), then their chunks stored as from_dask stores them."""
+    import h5py
+    from h5sparse import cluster
+    side, _elements, _chunk, block = case_of(job["case"])
+    made = [make_block(*block_args(job["case"]), block_info={None: {"chunk-location": (i, 0)}}) for i in range(3)]
+    n = sum(b.nnz for b in made)
+    with h5py.File(job["path"], "w") as f:
+        d = new_dataset(f, job["case"])
+        target = cluster._Target(d, (0, 0))
+        before = cpu_seconds()
+        encoded = [cluster._encode_job(cluster._Job(target, (i * block[0], 0), block, []), b) for i, b in enumerate(made)]
+        encode = cpu_seconds() - before
+        dxpl = cluster._encoded_chunk_writes()
+        start = time.perf_counter()
+        for chunks in encoded:
+            for offset, data in chunks:
+                d.id.write_direct_chunk(offset, data, filter_mask=0, dxpl=dxpl)
+        store = time.perf_counter() - start
+    stored = sum(len(data) for chunks in encoded for _o, data in chunks)
+    return {"encode_ns": encode / n * 1e9, "store_ns": store / n * 1e9, "bytes": stored / n}
+
+
 def stored_chunks(path):
     import h5py
     with h5py.File(path, "r") as f:
@@ -146,7 +171,10 @@ def stored_chunks(path):
 
 
 def worker_main(job):
-    out = direct_writes(job) if job["variant"] in ("H5Dwrite_chunk", "checked store") else write(job)
+    if job["variant"] == "rates":
+        out = rates(job)
+    else:
+        out = direct_writes(job) if job["variant"] in ("H5Dwrite_chunk", "checked store") else write(job)
     print(json.dumps(out))
 
 
@@ -213,6 +241,10 @@ def measure(case, reps, workdir):
                                         connector=store == "checked store")
                         if store not in best or d["per_chunk"] < best[store]["per_chunk"]:
                             best[store] = d
+    for _rep in range(reps):
+        r = run_process({"case": case, "variant": "rates", "path": path})
+        if "rates" not in best or r["encode_ns"] < best["rates"]["encode_ns"]:
+            best["rates"] = r
     os.remove(path)
     return best
 
@@ -238,6 +270,13 @@ def report(measured, quick):
         per = r["writer_cpu"] / r["chunks"]
         lines.append(f"| {case} | {r['chunks']} | {d['per_chunk'] * 1e3:.3f} ms | {c['per_chunk'] * 1e3:.3f} ms | "
                      f"{c['per_chunk'] / d['per_chunk']:.2f}x | {per * 1e3:.3f} ms | {per / d['per_chunk']:.2f}x |")
+    lines += ["", "Per element, in one process (three blocks): a worker's encoding (CPU time: grouping, merge, "
+              "selection, lz4, checksums) and the writer's store (wall time), and the stored bytes.", "",
+              "| case | encode ns/element | store ns/element | ratio | stored bytes/element |", "|---|---|---|---|---|"]
+    for case, best in measured.items():
+        r = best["rates"]
+        lines.append(f"| {case} | {r['encode_ns']:.1f} | {r['store_ns']:.2f} | {r['encode_ns'] / r['store_ns']:.0f}x | "
+                     f"{r['bytes']:.2f} |")
     return "\n".join(lines) + "\n"
 
 
