@@ -360,11 +360,14 @@ def from_dask(dset, array, offset=None, in_flight=None, flush_every=None):
     this process holds their chunks and no more. With `flush_every`, the file is flushed after
     that many chunks (docs/DESIGN.md: what a crash leaves). A bad block (wrong shape, values
     that do not convert, another fill value) fails the write before any of its chunks is stored;
-    the blocks stored before it stay. Fixed-size datasets only (write_coo takes the others)."""
+    the blocks stored before it stay. Fixed-size datasets only (write_coo takes the others).
+    Returns the number of chunks stored."""
     from .coo import is_sparse
     from . import _is_variable_length
     if not is_sparse(dset):
         raise ValueError(f"{dset.name} is not a sparse dataset")
+    if dset.file.mode != "r+":
+        raise ValueError(f"{dset.file.filename} is open read-only: nothing can be written to {dset.name}")
     if _is_variable_length(dset.dtype):
         raise TypeError(f"{dset.name} holds variable-length values: write them with write_coo")
     target = _Target(dset, offset if offset is not None else (0,) * len(dset.shape))

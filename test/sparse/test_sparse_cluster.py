@@ -119,6 +119,8 @@ def test_bad_blocks_fail_before_any_of_their_chunks_is_stored(tmp_path):
         assert coords[:, 0].max() == 79 and len(values) == 80 * 40
         with pytest.raises(ValueError, match="not a sparse dataset"):
             h5sparse.from_dask(f.create_dataset("dense", (4,), "f4"), da.ones(4, chunks=2))
+    with h5py.File(tmp_path / "b.h5", "r") as f, pytest.raises(ValueError, match="read-only"):
+        h5sparse.from_dask(f["x"], da.ones((100, 40), chunks=(20, 40), dtype="f4"))
 
 
 def test_a_distributed_cluster_writes_and_survives_a_dead_worker(tmp_path):
