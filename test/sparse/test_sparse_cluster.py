@@ -13,28 +13,7 @@ import scipy.sparse
 import sparse
 
 import h5sparse
-
-
-_LZ4 = h5sparse.Blosc("lz4")
-
-
-def _dataset(f, name, shape=(300, 260), chunks=(32, 64), dtype="f4", fill=0, values=_LZ4):
-    return f.create_dataset(name, shape=shape, dtype=dtype, chunks=chunks, fillvalue=fill,
-                            **h5sparse.Sparse(values=values))
-
-
-def _random_coo(shape, density, seed, fill=0.0):
-    rng = np.random.default_rng(seed)
-    n = int(np.prod(shape) * density)
-    coords = np.unique(np.stack([rng.integers(0, s, n) for s in shape]), axis=1)
-    return sparse.COO(coords, rng.random(coords.shape[1]).astype("f4") + 1, shape=shape, fill_value=fill)
-
-
-def _stored_chunks(d):
-    """Every stored chunk's bytes by offset, as H5Dread_chunk gives them."""
-    chunks = {}
-    d.id.chunk_iter(lambda info: chunks.setdefault(tuple(info.chunk_offset), None))
-    return {o: d.id.read_direct_chunk(o) for o in chunks}
+from cluster_files import dataset as _dataset, random_coo as _random_coo, stored_chunks as _stored_chunks
 
 
 def _assert_same_file_content(a, b):
@@ -254,62 +233,3 @@ def test_chunks_flushed_before_the_writer_dies_stay_readable(tmp_path):
         assert {k: v for k, v in got.items() if k in inside} == inside
     assert set(got) <= set(expected) and max(r for r, _c in got) < 6 * 32
 
-
-def test_stripes_joined_by_a_virtual_dataset_answer_as_the_one_file_does(tmp_path):
-    """Three writers, a file each (two stripes of rows, one a box of the last rows' right half),
-    joined by a virtual dataset in a fourth file: h5py's dense reads, get_defined, read_coo,
-    to_scipy and to_dask equal the one-file dataset's, regions across stripes included."""
-    coo = _random_coo((300, 260), 0.04, seed=21)
-    stripes = [np.s_[0:96, :], np.s_[96:224, :], np.s_[224:300, 128:260]]
-    inside = np.zeros(coo.shape, bool)
-    for s in stripes:
-        inside[s] = True
-    keep = inside[tuple(coo.coords)]
-    coo = sparse.COO(coo.coords[:, keep], coo.data[keep], shape=coo.shape)  # what the stripes hold
-    files = []
-    for k, region in enumerate(stripes):
-        f = h5py.File(tmp_path / f"stripe{k}.h5", "w")
-        files.append(f)
-        d = _dataset(f, "x")
-        part = coo[region]
-        start = [s.indices(n)[0] for s, n in zip(region, coo.shape)]
-        h5sparse.from_dask(d, da.from_array(part, chunks=(64, 128), asarray=False), offset=start)
-    with h5py.File(tmp_path / "one.h5", "w") as one, h5py.File(tmp_path / "joined.h5", "w") as j:
-        expected = _dataset(one, "x")
-        h5sparse.write_coo(expected, coo.coords.T, coo.data)
-        v = h5sparse.join_stripes(j, "x", [(f["x"], region) for f, region in zip(files, stripes)])
-        for f in files:
-            f.close()
-        assert v.is_virtual
-        for region in (np.s_[:, :], np.s_[50:250, 100:200], np.s_[90:100, :]):
-            np.testing.assert_array_equal(v[region], expected[region])
-            for got, want in zip(h5sparse.read_coo(v, region), h5sparse.read_coo(expected, region)):
-                np.testing.assert_array_equal(got, want)
-            assert (h5sparse.to_scipy(v, region, format="csr") != h5sparse.to_scipy(expected, region, format="csr")).nnz == 0
-            np.testing.assert_array_equal(h5sparse.get_defined(v, region), h5sparse.get_defined(expected, region))
-        path = j.filename
-    with h5py.File(path, "r") as j:
-        x = h5sparse.to_dask(j["x"])
-        assert x.chunks[0][0] == 32
-        with dask.config.set(scheduler="sync"):
-            np.testing.assert_allclose(x.sum(axis=1).compute().todense(), coo.sum(axis=1).todense(), rtol=1e-5)
-        with pytest.raises(h5sparse.H5SparseError, match="virtual dataset is written through its sources"):
-            h5sparse.write_coo(j["x"], [[0, 0]], [1.0])
-
-
-def test_a_joined_virtual_dataset_refuses_what_it_cannot_answer(tmp_path):
-    with h5py.File(tmp_path / "s.h5", "w") as f:
-        s = _dataset(f, "x", shape=(64, 64), chunks=(32, 32))
-        h5sparse.write_coo(s, [[1, 1]], [2.0])
-        dense = f.create_dataset("dense", data=np.ones((64, 64), "f4"))
-        with pytest.raises(ValueError, match="chunk boundaries"):
-            h5sparse.join_stripes(f, "bad", [(s, np.s_[0:40, :])])
-        layout = h5py.VirtualLayout(shape=(64, 64), dtype="f4")
-        layout[0:32, :] = h5py.VirtualSource(s)[0:32, :]
-        layout[32:64, :] = h5py.VirtualSource(dense)[32:64, :]
-        v = f.create_virtual_dataset("mixed", layout, fillvalue=0)
-        defined = {tuple(c) for c in h5sparse.get_defined(v).tolist()}  # the sparse source's one element,
-        assert len(defined) == 1 + 32 * 64 and (1, 1) in defined and (2, 2) not in defined  # the dense box whole
-        np.testing.assert_array_equal(h5sparse.read_coo(v, np.s_[0:32, :])[0], [[1, 1]])
-        with pytest.raises(h5sparse.H5SparseError, match="'/dense' .* is not sparse"):
-            h5sparse.read_coo(v)
