@@ -233,3 +233,17 @@ def test_chunks_flushed_before_the_writer_dies_stay_readable(tmp_path):
         assert {k: v for k, v in got.items() if k in inside} == inside
     assert set(got) <= set(expected) and max(r for r, _c in got) < 6 * 32
 
+
+
+@pytest.mark.parametrize("shape, chunks, blocks, offset", [((1000,), (64,), (100,), (7,)),
+                                                           ((20, 30, 40), (8, 8, 16), (7, 15, 40), (3, 0, 5))])
+def test_other_ranks_write_as_write_coo_does(tmp_path, shape, chunks, blocks, offset):
+    coo = _random_coo(shape, 0.1, seed=len(shape))
+    extent = tuple(n + o + 3 for n, o in zip(shape, offset))
+    with h5py.File(tmp_path / "r.h5", "w") as f:
+        expected = _dataset(f, "expected", shape=extent, chunks=chunks)
+        got = _dataset(f, "got", shape=extent, chunks=chunks)
+        h5sparse.write_coo(expected, coo.coords.T + np.asarray(offset), coo.data)
+        with dask.config.set(scheduler="threads"):
+            h5sparse.from_dask(got, da.from_array(coo, chunks=blocks, asarray=False), offset=offset)
+        _assert_same_file_content(expected, got)
