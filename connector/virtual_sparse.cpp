@@ -85,11 +85,13 @@ class Source {
     if (path.empty()) {
       file_ = hdf5::file_of(vds, vol, dxpl);  // "." : the virtual dataset's own file
     } else {
+      // Opened with an identifier (on the connector below, not ours): HDF5 closes a file whose
+      // object anyone asked for (H5VL_OBJECT_GET_FILE) only when an identifier is released.
       Handle fapl = hdf5::checked(H5Pcreate(H5P_FILE_ACCESS), "cannot create a file access list");
       throw_if_negative(H5Pset_vol(fapl.get(), vol, nullptr), "cannot name the connector below");
-      file_ = H5VLfile_open(path.c_str(), H5F_ACC_RDONLY, fapl.get(), dxpl, nullptr);
-      H5SPARSE_FAIL_IF(file_ == nullptr, ErrorCode::hdf5_call, "cannot open the source file '" + path + "'");
-      owns_file_ = true;
+      file_id_ = Handle(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()));
+      H5SPARSE_FAIL_IF(!file_id_.valid(), ErrorCode::hdf5_call, "cannot open the source file '" + path + "'");
+      file_ = H5VLobject(file_id_.get());
     }
     H5VL_loc_params_t loc{};
     loc.type = H5VL_OBJECT_BY_SELF;
@@ -121,15 +123,15 @@ class Source {
     hdf5::preserving_error_stack([&] {
       sparse_.reset();
       if (dataset_) H5VLdataset_close(dataset_, vol_, dxpl_, nullptr);
-      if (owns_file_ && file_) H5VLfile_close(file_, vol_, dxpl_, nullptr);
       dataset_ = file_ = nullptr;
+      file_id_.reset();
     });
   }
 
   hid_t vol_, dxpl_;
+  Handle file_id_;  // a file this source opened
   void* file_ = nullptr;
   void* dataset_ = nullptr;
-  bool owns_file_ = false;
   std::unique_ptr<SparseDataset> sparse_;
 };
 
