@@ -186,16 +186,14 @@ std::vector<ChunkAt> carried_chunks(int rank, std::size_t count, const h5sparse_
 template <typename Body>
 herr_t call_reporting(const char* function, char* message, std::size_t size, Body&& body) noexcept {
   if (message == nullptr || size == 0) return call_guarded<herr_t>(Origin::client, function, -1, body);
-  const char* text = "unknown failure";
   try {
     return body();
   } catch (const std::bad_alloc&) {
-    text = "out of memory";
-    std::snprintf(message, size, "%s: %s", function, text);
+    std::snprintf(message, size, "%s: out of memory", function);
   } catch (const std::exception& e) {
     std::snprintf(message, size, "%s: %s", function, e.what());
   } catch (...) {
-    std::snprintf(message, size, "%s: %s", function, text);
+    std::snprintf(message, size, "%s: unknown failure", function);
   }
   return -1;
 }

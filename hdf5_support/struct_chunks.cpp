@@ -7,10 +7,10 @@
 
 #include "error_stack.hpp"
 #include "file_selection.hpp"
-#include "transfer_properties.hpp"
 #include "h5sparse/direct_chunk.hpp"
 #include "h5sparse/engine/sparse_engine.hpp"
 #include "h5sparse/error.hpp"
+#include "transfer_properties.hpp"
 
 namespace h5sparse::hdf5 {
 namespace {
@@ -100,9 +100,10 @@ void StructChunks::check_native_write(const H5VL_native_dataset_chunk_write_t& w
                    where(at) + ": H5Dwrite_chunk with filter mask " + std::to_string(w.filters) +
                        " refused: every chunk of a sparse dataset is a structured chunk (filter mask 0)");
   H5SPARSE_FAIL_IF(w.buf == nullptr, ErrorCode::invalid_argument, where(at) + ": H5Dwrite_chunk without a buffer");
+  const bool checksums_only = chunk_write_check(dxpl_) == ChunkWriteCheck::checksums;
   try {
     const auto* bytes = static_cast<const std::uint8_t*>(w.buf);
-    if (chunk_write_check(dxpl_) == ChunkWriteCheck::checksums) {
+    if (checksums_only) {
       split_chunk(bytes, w.size, layout_);  // a chunk of our encoder's: intact, for this layout
       return;
     }

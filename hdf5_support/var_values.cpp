@@ -244,7 +244,7 @@ void put_payload(const MemberForm& m, const VarPayload& p, std::uint8_t* at, All
     char* s = nullptr;
     if (!p.null) {
       s = static_cast<char*>(memory.allocate(p.size + 1));
-      std::memcpy(s, p.data, p.size);
+      if (p.size) std::memcpy(s, p.data, p.size);  // an empty string may have no payload pointer
       s[p.size] = '\0';
     }
     std::memcpy(at, &s, sizeof s);
