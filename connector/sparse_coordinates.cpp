@@ -102,12 +102,11 @@ std::optional<herr_t> serve_coordinate_operation(Object* o, H5VL_optional_args_t
   if (op != OwnOperation::write_coo && op != OwnOperation::erase_coo && op != OwnOperation::iterate_coo)
     return std::nullopt;
   if (!o->sparse) {
-    const std::string name = hdf5::dataset_name(o->under, o->under_vol_id);
     const std::unique_ptr<VirtualSparse> joined =
         op == OwnOperation::iterate_coo ? VirtualSparse::detect(o->under, o->under_vol_id, dxpl) : nullptr;
     H5SPARSE_FAIL_IF(!joined, ErrorCode::invalid_argument,
                      "coordinate " + std::string(op == OwnOperation::iterate_coo ? "reads" : "writes") + " on dataset '" +
-                         name + "': the dataset is not sparse (its pipeline has no structured-chunk filter)" +
+                         hdf5::dataset_name(o->under, o->under_vol_id) + "': the dataset is not sparse (its pipeline has no structured-chunk filter)" +
                          (op == OwnOperation::iterate_coo ? "" : "; a virtual dataset is written through its sources"));
     auto* a = static_cast<H5SparseIterateCooArgs*>(args->args);
     a->result = joined->iterate_coordinates(*a, dxpl);

@@ -210,26 +210,31 @@ std::unique_ptr<VirtualSparse> VirtualSparse::detect(void* under, hid_t under_vo
   return std::unique_ptr<VirtualSparse>(new VirtualSparse(under, under_vol_id, std::move(mappings), std::move(dims)));
 }
 
-// The source file of a mapping as HDF5 finds it: "." is the virtual dataset's own file
-// (returned as ""), an absolute name is itself, a relative one is looked for after the prefix of
-// HDF5_VDS_PREFIX or the access list, then beside the virtual dataset's file, then as given.
-std::string VirtualSparse::source_path(const Mapping& m, hid_t dxpl) const {
-  if (m.file == ".") return "";
-  if (!m.file.empty() && m.file[0] == '/') return m.file;
-  std::vector<std::string> candidates;
-  if (const char* prefix = std::getenv("HDF5_VDS_PREFIX"); prefix && *prefix) candidates.push_back(std::string(prefix) + "/" + m.file);
+// Where relative source names are looked for, in HDF5's order: after the prefix of
+// HDF5_VDS_PREFIX or the access list, beside the virtual dataset's file, then as given ("").
+std::vector<std::string> VirtualSparse::source_places(hid_t dxpl) const {
+  std::vector<std::string> places;
+  if (const char* prefix = std::getenv("HDF5_VDS_PREFIX"); prefix && *prefix) places.push_back(std::string(prefix) + "/");
   Handle dapl = hdf5::dataset_get(under_, under_vol_id_, H5VL_DATASET_GET_DAPL, dxpl);
   if (const ssize_t n = H5Pget_virtual_prefix(dapl.get(), nullptr, 0); n > 0) {
     std::string prefix(std::size_t(n) + 1, '\0');
     H5Pget_virtual_prefix(dapl.get(), prefix.data(), prefix.size());
-    candidates.push_back(prefix.c_str() + std::string("/") + m.file);
+    places.push_back(prefix.c_str() + std::string("/"));
   }
   const std::string vds_file = name_of_file(hdf5::file_of(under_, under_vol_id_, dxpl), under_vol_id_, dxpl);
   const std::size_t slash = vds_file.rfind('/');
-  candidates.push_back(slash == std::string::npos ? m.file : vds_file.substr(0, slash + 1) + m.file);
-  candidates.push_back(m.file);
-  for (const std::string& c : candidates)
-    if (access(c.c_str(), R_OK) == 0) return c;
+  if (slash != std::string::npos) places.push_back(vds_file.substr(0, slash + 1));
+  places.push_back("");
+  return places;
+}
+
+// The source file of a mapping: "." is the virtual dataset's own file (returned as ""), an
+// absolute name is itself, a relative one the first readable in `places`.
+std::string VirtualSparse::source_path(const Mapping& m, const std::vector<std::string>& places) const {
+  if (m.file == ".") return "";
+  if (!m.file.empty() && m.file[0] == '/') return m.file;
+  for (const std::string& place : places)
+    if (access((place + m.file).c_str(), R_OK) == 0) return place + m.file;
   throw Error(ErrorCode::invalid_argument, "the source file '" + m.file + "' of the virtual dataset is not found");
 }
 
@@ -244,6 +249,7 @@ VirtualSparse::Elements VirtualSparse::gather(hid_t file_space, hid_t mem_type, 
   e.rank = dims_.size();
   e.value_size = mem_type == H5I_INVALID_HID ? 0 : H5Tget_size(mem_type);
   std::size_t contributing = 0;
+  std::vector<std::string> places;  // found once a mapping meets the region
   for (const Mapping& m : mappings_) {
     std::vector<Box> boxes;
     for (const Box& b : region) {
@@ -253,7 +259,8 @@ VirtualSparse::Elements VirtualSparse::gather(hid_t file_space, hid_t mem_type, 
       boxes.push_back(inside);
     }
     if (boxes.empty()) continue;
-    const std::string path = source_path(m, dxpl);
+    if (places.empty()) places = source_places(dxpl);
+    const std::string path = source_path(m, places);
     const Source source(path, m.dataset, under_, under_vol_id_, dxpl);
     if (!source.sparse()) {
       H5SPARSE_FAIL_IF(!dense_allowed, ErrorCode::unsupported,

@@ -46,7 +46,8 @@ class VirtualSparse {
   /// for H5I_INVALID_HID), in row-major order; parts in dense sources are refused unless
   /// `dense_allowed`, which collects their boxes.
   Elements gather(hid_t file_space, hid_t mem_type, bool dense_allowed, hid_t dxpl) const;
-  std::string source_path(const Mapping& m, hid_t dxpl) const;
+  std::vector<std::string> source_places(hid_t dxpl) const;
+  std::string source_path(const Mapping& m, const std::vector<std::string>& places) const;
 
   void* under_;
   hid_t under_vol_id_;
