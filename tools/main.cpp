@@ -9,6 +9,7 @@
 #include <set>
 
 #include "commands.hpp"
+#include "h5sparse/cpu_features.hpp"
 #include "error_stack.hpp"
 #include "tool_support.hpp"
 
@@ -149,7 +150,8 @@ int main(int argc, char** argv) {
     return command.empty() ? 2 : 0;
   }
   if (command == "--version") {
-    std::cout << "h5sparse-tool " << H5SPARSE_VERSION_STRING << "\n";
+    // The kernels, for reports of speed: which extensions this CPU lets the library use.
+    std::cout << "h5sparse-tool " << H5SPARSE_VERSION_STRING << "\nkernels: " << cpu_kernels_text() << "\n";
     return 0;
   }
   Arguments args;

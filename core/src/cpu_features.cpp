@@ -1,9 +1,13 @@
-// H5SPARSE_CPU, the cap on the instruction-set level (cpu_features.hpp).
+// H5SPARSE_CPU, the cap on the instruction-set level, and what the CPU supports (cpu_features.hpp).
 #include "h5sparse/cpu_features.hpp"
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
+#endif
 
 namespace h5sparse {
 
@@ -18,6 +22,45 @@ CpuLevel cpu_level_cap() noexcept {
     return CpuLevel::baseline;
   }();
   return cap;
+}
+
+namespace {
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+// The bits are those of Intel's SDM, vol. 2A, CPUID leaves 1 and 7; AVX state as the SDM's
+// "Detection of Intel AVX instructions" asks: OSXSAVE set, and XCR0 saving SSE and YMM state.
+CpuSupport detect() noexcept {
+  CpuSupport s;
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid(1, &a, &b, &c, &d)) return s;
+  s.popcnt = c & (1u << 23);
+  const bool avx = c & (1u << 28), osxsave = c & (1u << 27);
+  bool ymm_saved = false;
+  if (osxsave) {
+    unsigned xcr0 = 0, high = 0;
+    __asm__ volatile("xgetbv" : "=a"(xcr0), "=d"(high) : "c"(0));
+    ymm_saved = (xcr0 & 6u) == 6u;
+  }
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return s;
+  s.bmi2 = (b & (1u << 3)) && (b & (1u << 8));
+  s.avx2 = avx && ymm_saved && (b & (1u << 5));
+  return s;
+}
+#else
+CpuSupport detect() noexcept { return CpuSupport(); }
+#endif
+
+}  // namespace
+
+const CpuSupport& cpu_support() noexcept {
+  static const CpuSupport support = detect();
+  return support;
+}
+
+const char* cpu_kernels_text() noexcept {
+  static const char* const kTexts[] = {"baseline", "popcnt", "bmi2", "popcnt bmi2", "avx2", "popcnt avx2",
+                                       "bmi2 avx2", "popcnt bmi2 avx2"};
+  return kTexts[int(cpu_has_popcnt()) | int(cpu_has_bmi2()) << 1 | int(cpu_has_avx2()) << 2];
 }
 
 }  // namespace h5sparse

@@ -322,6 +322,24 @@ def test_exclude_value_becomes_the_fill_value(tmp_path):
     assert h5diff(dense, sparse).returncode == 0
 
 
+def test_version_names_the_kernels_this_cpu_allows():
+    # The extensions come from CPUID, not from a compiler runtime's table (the wheel's leaves it
+    # empty), so they follow the CPU's flags as the kernel lists them; H5SPARSE_CPU caps them.
+    flags = set()
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("flags"):
+                flags = set(line.split(":", 1)[1].split())
+                break
+    expected = [name for name, needs in (("popcnt", {"popcnt"}), ("bmi2", {"bmi1", "bmi2"}),
+                                         ("avx2", {"avx2", "popcnt"})) if needs <= flags]
+    lines = tool("--version").stdout.splitlines()
+    assert lines[0].startswith("h5sparse-tool ")
+    assert lines[1] == "kernels: " + (" ".join(expected) or "baseline")
+    capped = subprocess.run([TOOL, "--version"], capture_output=True, text=True, env={**BARE_ENV, "H5SPARSE_CPU": "baseline"})
+    assert capped.stdout.splitlines()[1] == "kernels: baseline"
+
+
 def test_progress_only_when_asked_or_on_a_terminal(tmp_path):
     dense, sparse = tmp_path / "dense.h5", tmp_path / "sparse.h5"
     with h5py.File(dense, "w") as f:
