@@ -27,6 +27,22 @@ unsigned elias_fano_low_bits(std::uint64_t last, std::uint64_t count);
 /// (> 0) offsets up to `last` with `low_bits`.
 std::uint64_t elias_fano_body_size(std::uint64_t last, std::uint64_t count, unsigned low_bits);
 
+namespace detail {
+// kNthBitOfByte.at[b][k]: the place of the (k+1)-th set bit of byte b (8 where it has fewer).
+struct NthBitOfByte {
+  std::uint8_t at[256][8];
+  constexpr NthBitOfByte() : at() {
+    for (unsigned b = 0; b < 256; ++b) {
+      unsigned k = 0;
+      for (unsigned i = 0; i < 8; ++i)
+        if (b >> i & 1) at[b][k++] = std::uint8_t(i);
+      for (; k < 8; ++k) at[b][k] = 8;
+    }
+  }
+};
+inline constexpr NthBitOfByte kNthBitOfByte{};
+}  // namespace detail
+
 /// Writes the body for `count` ascending distinct offsets given one by one to add().
 class EliasFanoWriter {
  public:
@@ -63,7 +79,8 @@ class EliasFanoReader {
  private:
   static std::uint64_t load(const std::uint8_t* p, std::size_t available) noexcept;  // little-endian
   // The place of the z-th (from 1) zero-bit of `bits`, which has z or more: halves, quarters
-  // and eighths by their counts, then the bits of one byte.
+  // and eighths by their counts, then a table of the byte's bits (no loop whose count the
+  // branch predictor would have to guess).
   __attribute__((always_inline)) static unsigned nth_zero(std::uint64_t bits, unsigned z) noexcept {
     std::uint64_t zeros = ~bits;
     unsigned base = 0;
@@ -71,8 +88,7 @@ class EliasFanoReader {
       const unsigned here = unsigned(__builtin_popcountll(zeros & ((std::uint64_t(1) << half) - 1)));
       if (here < z) z -= here, zeros >>= half, base += half;
     }
-    for (; z > 1; --z) zeros &= zeros - 1;
-    return base + unsigned(__builtin_ctzll(zeros));
+    return base + detail::kNthBitOfByte.at[zeros & 0xff][z - 1];
   }
   std::uint64_t low(std::uint64_t i) const noexcept {
     const std::uint64_t bit = i * l_;
@@ -146,23 +162,27 @@ __attribute__((always_inline)) inline void EliasFanoReader::each_in(const std::v
       position += bit + 1;
       zeros = 0;
     }
-    // The offsets from there while they stay below the range's end.
+    // The offsets from there while they stay below the range's end, a bucket (a run of
+    // one-bits, ended by a zero-bit) at a time: its length from the word's trailing ones.
     while (position < high_bits_) {
-      const bool one = high_word(position >> 6) >> (position & 63) & 1;
+      const unsigned at = unsigned(position & 63);
+      const std::uint64_t bits = high_word(position >> 6) >> at;
+      const unsigned ones = ~bits ? unsigned(__builtin_ctzll(~bits)) : 64;  // at most 64 - at
       const std::uint64_t high = position - rank;
-      if (!one) {
-        if ((high + 1) << l_ >= r.end) break;
+      for (unsigned k = 0; k < ones; ++k) {
+        const std::uint64_t offset = high << l_ | low(rank);
+        if (offset >= r.end) goto next_range;
+        check(offset, previous, rank == 0);  // every offset passed over, not only those handed out
+        if (offset >= r.first) f(offset, rank);
+        previous = offset;
+        ++rank;
         ++position;
-        continue;
       }
-      const std::uint64_t offset = high << l_ | low(rank);
-      if (offset >= r.end) break;
-      check(offset, previous, rank == 0);  // every offset passed over, not only those handed out
-      if (offset >= r.first) f(offset, rank);
-      previous = offset;
-      ++rank;
-      ++position;
+      if (ones == 64 - at) continue;  // the bucket goes on in the next word
+      if ((high + 1) << l_ >= r.end) break;
+      ++position;  // the bucket's zero-bit
     }
+  next_range:;
   }
 }
 

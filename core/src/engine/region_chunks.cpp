@@ -127,31 +127,77 @@ void add_line_ranges(const LocalBox& b, const Coords& chunk_dims, std::vector<Of
 
 }  // namespace
 
+namespace {
+
+bool is_empty(const LocalBox& b) {
+  for (std::size_t d = 0; d < b.lo.size(); ++d)
+    if (b.lo[d] >= b.hi[d]) return true;
+  return false;
+}
+
+// Appends [first, end) to ascending ranges, joined to the last one when they touch.
+void append_range(std::vector<OffsetRange>& ranges, std::uint64_t first, std::uint64_t end) {
+  if (!ranges.empty() && first <= ranges.back().end)
+    ranges.back().end = std::max(ranges.back().end, end);
+  else
+    ranges.push_back({first, end});
+}
+
+// Matrices: the rows swept once, top to bottom. The boxes holding a row change only at their
+// first and end rows, so the column intervals of a stretch of rows between two such edges are
+// merged once, then written for each of its rows, already in order: a list of genes gives a
+// chunk thousands of ranges from a few boxes, and sorting them cost more than reading them.
+std::vector<OffsetRange> matrix_ranges(const std::vector<LocalBox>& boxes, std::uint64_t width) {
+  std::vector<const LocalBox*> by_first_row;
+  std::vector<std::uint64_t> edges;
+  for (const LocalBox& b : boxes)
+    if (!is_empty(b)) {
+      by_first_row.push_back(&b);
+      edges.push_back(b.lo[0]);
+      edges.push_back(b.hi[0]);
+    }
+  std::sort(by_first_row.begin(), by_first_row.end(),
+            [](const LocalBox* a, const LocalBox* b) { return a->lo[0] < b->lo[0]; });
+  std::sort(edges.begin(), edges.end());
+  edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
+  std::vector<OffsetRange> ranges;
+  std::vector<const LocalBox*> holding;                        // the boxes holding the stretch's rows
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> columns;  // their column intervals, merged
+  std::size_t next = 0;
+  for (std::size_t e = 0; e + 1 < edges.size(); ++e) {
+    const std::uint64_t top = edges[e], bottom = edges[e + 1];
+    holding.erase(std::remove_if(holding.begin(), holding.end(), [&](const LocalBox* b) { return b->hi[0] <= top; }),
+                  holding.end());
+    for (; next < by_first_row.size() && by_first_row[next]->lo[0] <= top; ++next) holding.push_back(by_first_row[next]);
+    columns.clear();
+    for (const LocalBox* b : holding) columns.emplace_back(b->lo[1], b->hi[1]);
+    std::sort(columns.begin(), columns.end());
+    for (std::uint64_t row = top; row < bottom && !columns.empty(); ++row)
+      for (const auto& [lo, hi] : columns) append_range(ranges, row * width + lo, row * width + hi);
+  }
+  return ranges;
+}
+
+}  // namespace
+
 std::vector<OffsetRange> offset_ranges(const std::vector<LocalBox>& boxes, const Coords& chunk_dims) {
   const std::size_t rank = chunk_dims.size();
+  if (rank == 2) return matrix_ranges(boxes, chunk_dims[1]);
   std::vector<OffsetRange> ranges;
   std::vector<std::size_t> box_ends;  // where each box's ranges end
   for (const LocalBox& b : boxes) {
-    bool empty = false;
-    for (std::size_t d = 0; d < rank; ++d) empty = empty || b.lo[d] >= b.hi[d];
-    if (!empty) add_line_ranges(b, chunk_dims, ranges);
+    if (!is_empty(b)) add_line_ranges(b, chunk_dims, ranges);
     box_ends.push_back(ranges.size());
   }
-  // Each box's ranges ascend: merged box by box, not sorted (a list of genes gives a chunk
-  // thousands of ranges, a few boxes' worth).
+  // Each box's ranges ascend: merged box by box, not sorted.
   const auto before = [](const OffsetRange& a, const OffsetRange& b) { return a.first < b.first; };
   for (std::size_t k = 1; k < box_ends.size(); ++k)
     std::inplace_merge(ranges.begin(), ranges.begin() + std::ptrdiff_t(box_ends[k - 1]),
                        ranges.begin() + std::ptrdiff_t(box_ends[k]), before);
-  std::size_t kept = 0;
-  for (const OffsetRange& r : ranges) {
-    if (kept && r.first <= ranges[kept - 1].end)
-      ranges[kept - 1].end = std::max(ranges[kept - 1].end, r.end);
-    else
-      ranges[kept++] = r;
-  }
-  ranges.resize(kept);
-  return ranges;
+  std::vector<OffsetRange> joined;
+  joined.reserve(ranges.size());
+  for (const OffsetRange& r : ranges) append_range(joined, r.first, r.end);
+  return joined;
 }
 
 // Line by line: the boxes holding a line are found once per line (offsets ascend, so a line
