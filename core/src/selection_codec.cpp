@@ -686,15 +686,26 @@ void decode_selection_offsets(const std::uint8_t* data, std::size_t size, const 
 
 namespace {
 
-// Where decode_selection_in puts the elements it finds.
+// Where decode_selection_in puts the elements it finds: a rank following the last one's
+// lengthens its run.
 struct RangeSink {
   std::vector<std::uint32_t>& offsets;
-  std::vector<std::uint64_t>& ranks;
+  std::vector<RankRun>& runs;
   void operator()(std::uint64_t offset, std::uint64_t rank) const {
     offsets.push_back(std::uint32_t(offset));
-    ranks.push_back(rank);
+    if (!runs.empty() && runs.back().rank + runs.back().count == rank)
+      ++runs.back().count;
+    else
+      runs.push_back({rank, 1});
   }
 };
+
+// Room for the elements `ranges` can hold, at most `count`: one allocation, not one per doubling.
+void reserve_for(const std::vector<OffsetRange>& ranges, std::uint64_t count, std::vector<std::uint32_t>& offsets) {
+  std::uint64_t width = 0;
+  for (const OffsetRange& r : ranges) width += r.end - r.first;
+  offsets.reserve(std::size_t(std::min(width, count)));
+}
 
 #ifdef H5SPARSE_BMI2_KERNELS
 // Elias-Fano ranges with the POPCNT instruction (each_in counts bits of every word it skips;
@@ -709,15 +720,16 @@ H5SPARSE_TARGET_POPCNT void elias_fano_ranges_popcnt(const EliasFanoReader& read
 
 std::uint64_t decode_selection_in(const std::uint8_t* data, std::size_t size, const std::vector<std::uint64_t>& dims,
                                   const std::vector<OffsetRange>& ranges, std::vector<std::uint32_t>& offsets,
-                                  std::vector<std::uint64_t>& ranks) {
+                                  std::vector<RankRun>& runs) {
   const std::uint64_t n = offset_list_elements(dims);
   check_tag(size);
   offsets.clear();
-  ranks.clear();
-  const RangeSink take{offsets, ranks};
+  runs.clear();
+  const RangeSink take{offsets, runs};
   if (SelectionEncoding(data[0]) == SelectionEncoding::elias_fano) {
     VarintReader in(data + 1, size - 1);
     const EliasFanoReader reader = elias_fano_reader(data + 1, size - 1, in, n);
+    reserve_for(ranges, reader.count(), offsets);
 #ifdef H5SPARSE_BMI2_KERNELS
     if (cpu_has_popcnt()) {
       elias_fano_ranges_popcnt(reader, ranges, take);
@@ -729,6 +741,7 @@ std::uint64_t decode_selection_in(const std::uint8_t* data, std::size_t size, co
   }
   std::uint64_t defined = 0;
   const ChunkSelection s = decode_selection(data, size, dims, &defined);
+  reserve_for(ranges, defined, offsets);
   const std::vector<std::uint64_t>& words = s.words();
   std::uint64_t word = 0, rank = 0;  // defined elements before word `word`
   for (const OffsetRange& r : ranges) {

@@ -387,17 +387,20 @@ ChunkElements decode_chunk_elements_in(const std::uint8_t* data, std::size_t siz
   UnfilteredSections sections = unfilter_sections(data, size, layout, nullptr);
   const ChunkHeader& header = sections.header;
   ChunkElements chunk;
-  std::vector<std::uint64_t> ranks;
+  std::vector<RankRun> runs;
   std::uint64_t defined = 0;
   decode_section0([&] {
     defined = decode_selection_in(sections.bytes[0], header.sections[0].unfiltered_size, layout.dims, ranges,
-                                  chunk.offsets, ranks);
+                                  chunk.offsets, runs);
   });
   check_value_count(header, defined, layout);
   const std::size_t es = layout.element_size;
-  chunk.values.resize(ranks.size() * es);
-  for (std::size_t i = 0; i < ranks.size(); ++i)
-    std::memcpy(&chunk.values[i * es], sections.bytes[1] + ranks[i] * es, es);
+  chunk.values.resize(chunk.offsets.size() * es);
+  std::uint8_t* to = chunk.values.data();
+  for (const RankRun& run : runs) {
+    std::memcpy(to, sections.bytes[1] + run.rank * es, run.count * es);
+    to += run.count * es;
+  }
   return chunk;
 }
 

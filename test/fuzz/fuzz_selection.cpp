@@ -39,8 +39,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::uint64_t n = s.element_count();
     const std::vector<OffsetRange> ranges{{0, n / 3}, {n / 2, n / 2 + 1}, {n / 2 + 2, n - 1}};
     std::vector<std::uint32_t> inside;
+    std::vector<RankRun> runs;
+    if (decode_selection_in(data + 1, size - 1, dims, ranges, inside, runs) != s.defined_count()) std::abort();
     std::vector<std::uint64_t> ranks;
-    if (decode_selection_in(data + 1, size - 1, dims, ranges, inside, ranks) != s.defined_count()) std::abort();
+    for (const RankRun& run : runs)
+      for (std::uint64_t r = run.rank; r < run.rank + run.count; ++r) ranks.push_back(r);
     std::size_t k = 0;
     for (std::size_t i = 0; i < offsets.size(); ++i)
       for (const OffsetRange& r : ranges)

@@ -391,9 +391,17 @@ TEST(SelectionCodec, RangesGiveTheirOffsetsAndRanks) {
                      SelectionEncoding::rice_offsets, SelectionEncoding::elias_fano}) {
         const Bytes b = encode_selection_as(e, s, dims);
         std::vector<std::uint32_t> offsets{1};
-        std::vector<std::uint64_t> ranks{1};
-        EXPECT_EQ(decode_selection_in(b.data(), b.size(), dims, ranges, offsets, ranks), all.size());
+        std::vector<RankRun> runs{{1, 1}};
+        EXPECT_EQ(decode_selection_in(b.data(), b.size(), dims, ranges, offsets, runs), all.size());
         ASSERT_EQ(offsets, expected) << "encoding " << int(e) << ", density " << density;
+        std::vector<std::uint64_t> ranks;
+        for (const RankRun& run : runs) {
+          ASSERT_GT(run.count, 0u);
+          if (!ranks.empty()) {
+            ASSERT_GT(run.rank, ranks.back() + 1) << "runs that follow each other are one";
+          }
+          for (std::uint64_t k = 0; k < run.count; ++k) ranks.push_back(run.rank + k);
+        }
         ASSERT_EQ(ranks, expected_ranks) << "encoding " << int(e);
       }
     }

@@ -88,15 +88,21 @@ struct OffsetRange {
   std::uint64_t first, end;
 };
 
+/// Consecutive ranks (places among a chunk's defined elements: their values' places in section
+/// 1) of `count` elements found together.
+struct RankRun {
+  std::uint64_t rank, count;
+};
+
 /// The defined elements of an encoded selection inside `ranges` (ascending, disjoint): their
-/// offsets, ascending, and their ranks (places among all the defined elements: their values'
-/// places in section 1), replacing the vectors' content. Returns the number of defined
-/// elements. Elias-Fano offsets (tag 7) are entered at each range; the other encodings are
-/// decoded whole first. The checks of decode_selection, but for tag 7 those of the offsets
-/// passed over only (the rest is not read; the chunk's checksums cover it).
+/// offsets, ascending, and their ranks as runs (the elements of one range have consecutive
+/// ranks, so a range's values are one copy), replacing the vectors' content. Returns the
+/// number of defined elements. Elias-Fano offsets (tag 7) are entered at each range; the other
+/// encodings are decoded whole first. The checks of decode_selection, but for tag 7 those of
+/// the offsets passed over only (the rest is not read; the chunk's checksums cover it).
 std::uint64_t decode_selection_in(const std::uint8_t* data, std::size_t size, const std::vector<std::uint64_t>& chunk_dims,
                                   const std::vector<OffsetRange>& ranges, std::vector<std::uint32_t>& offsets,
-                                  std::vector<std::uint64_t>& ranks);
+                                  std::vector<RankRun>& runs);
 
 /// decode_selection into ascending offsets (replacing `offsets`' content), with the same
 /// checks; work proportional to the defined elements for the offsets, runs and Rice encodings.
