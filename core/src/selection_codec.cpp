@@ -686,32 +686,28 @@ void decode_selection_offsets(const std::uint8_t* data, std::size_t size, const 
 
 namespace {
 
-// Where decode_selection_in puts the elements it finds: a rank following the last one's
-// lengthens its run.
+// Where decode_selection_in puts the elements it finds: into room made for as many as the
+// ranges can hold (no check of the room an element), and a run of ranks a range.
 struct RangeSink {
-  std::vector<std::uint32_t>& offsets;
+  std::uint32_t* out;
   std::vector<RankRun>& runs;
-  void operator()(std::uint64_t offset, std::uint64_t rank) const {
-    offsets.push_back(std::uint32_t(offset));
-    if (!runs.empty() && runs.back().rank + runs.back().count == rank)
-      ++runs.back().count;
-    else
-      runs.push_back({rank, 1});
-  }
+  void offset(std::uint64_t offset) { *out++ = std::uint32_t(offset); }
+  void run(std::uint64_t rank, std::uint64_t count) { runs.push_back({rank, count}); }
 };
 
-// Room for the elements `ranges` can hold, at most `count`: one allocation, not one per doubling.
-void reserve_for(const std::vector<OffsetRange>& ranges, std::uint64_t count, std::vector<std::uint32_t>& offsets) {
+// Room for the elements `ranges` can hold, at most `count` (the chunk's).
+std::uint32_t* room_for(const std::vector<OffsetRange>& ranges, std::uint64_t count, std::vector<std::uint32_t>& offsets) {
   std::uint64_t width = 0;
   for (const OffsetRange& r : ranges) width += r.end - r.first;
-  offsets.reserve(std::size_t(std::min(width, count)));
+  offsets.resize(std::size_t(std::min(width, count)));
+  return offsets.data();
 }
 
 #ifdef H5SPARSE_BMI2_KERNELS
 // Elias-Fano ranges with the POPCNT instruction (each_in counts bits of every word it skips;
 // baseline x86-64 counts them in software, about ten instructions a word).
 H5SPARSE_TARGET_POPCNT void elias_fano_ranges_popcnt(const EliasFanoReader& reader,
-                                                     const std::vector<OffsetRange>& ranges, const RangeSink& take) {
+                                                     const std::vector<OffsetRange>& ranges, RangeSink& take) {
   reader.each_in(ranges, take);
 }
 #endif
@@ -723,40 +719,43 @@ std::uint64_t decode_selection_in(const std::uint8_t* data, std::size_t size, co
                                   std::vector<RankRun>& runs) {
   const std::uint64_t n = offset_list_elements(dims);
   check_tag(size);
-  offsets.clear();
   runs.clear();
-  const RangeSink take{offsets, runs};
   if (SelectionEncoding(data[0]) == SelectionEncoding::elias_fano) {
     VarintReader in(data + 1, size - 1);
     const EliasFanoReader reader = elias_fano_reader(data + 1, size - 1, in, n);
-    reserve_for(ranges, reader.count(), offsets);
+    RangeSink take{room_for(ranges, reader.count(), offsets), runs};
 #ifdef H5SPARSE_BMI2_KERNELS
-    if (cpu_has_popcnt()) {
+    if (cpu_has_popcnt())
       elias_fano_ranges_popcnt(reader, ranges, take);
-      return reader.count();
-    }
+    else
 #endif
-    reader.each_in(ranges, take);
+      reader.each_in(ranges, take);
+    offsets.resize(std::size_t(take.out - offsets.data()));
     return reader.count();
   }
   std::uint64_t defined = 0;
   const ChunkSelection s = decode_selection(data, size, dims, &defined);
-  reserve_for(ranges, defined, offsets);
+  RangeSink take{room_for(ranges, defined, offsets), runs};
   const std::vector<std::uint64_t>& words = s.words();
   std::uint64_t word = 0, rank = 0;  // defined elements before word `word`
   for (const OffsetRange& r : ranges) {
+    std::uint64_t first_rank = 0, found = 0;
     for (std::uint64_t i = r.first; i < r.end;) {
       const std::uint64_t w = i >> 6, stop = std::min(r.end, (w + 1) * 64);
       for (; word < w; ++word) rank += std::uint64_t(__builtin_popcountll(words[word]));
       std::uint64_t bits = words[w] >> (i & 63) << (i & 63);
       if (stop & 63) bits &= (std::uint64_t(1) << (stop & 63)) - 1;
+      if (bits && !found)
+        first_rank = rank + std::uint64_t(__builtin_popcountll(words[w] & ((std::uint64_t(1) << (i & 63)) - 1)));
       for (; bits; bits &= bits - 1) {
-        const unsigned b = unsigned(__builtin_ctzll(bits));
-        take(w * 64 + b, rank + std::uint64_t(__builtin_popcountll(words[w] & ((std::uint64_t(1) << b) - 1))));
+        take.offset(w * 64 + unsigned(__builtin_ctzll(bits)));
+        ++found;
       }
       i = stop;
     }
+    if (found) take.run(first_rank, found);
   }
+  offsets.resize(std::size_t(take.out - offsets.data()));
   return defined;
 }
 

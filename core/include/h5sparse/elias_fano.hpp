@@ -68,11 +68,12 @@ class EliasFanoReader {
   template <typename F>
   void each(F&& f) const;
 
-  /// Calls f(offset, rank) for the offsets inside `ranges` (ascending, disjoint), `rank` being
-  /// the offset's place among all the chunk's offsets (its value's place in section 1).
-  /// Inlined into its caller, whose target features (POPCNT) it then uses.
-  template <typename F>
-  __attribute__((always_inline)) void each_in(const std::vector<OffsetRange>& ranges, F&& f) const;
+  /// Calls sink.offset(offset) for the offsets inside `ranges` (ascending, disjoint), and after
+  /// each range holding some sink.run(rank, count): the place of its first among all the
+  /// chunk's offsets (its value's place in section 1) and how many it holds, whose places
+  /// follow. Inlined into its caller, whose target features (POPCNT) it then uses.
+  template <typename Sink>
+  __attribute__((always_inline)) void each_in(const std::vector<OffsetRange>& ranges, Sink& sink) const;
 
   std::uint64_t count() const noexcept { return count_; }
 
@@ -138,12 +139,14 @@ void EliasFanoReader::each(F&& f) const {
   }
 }
 
-template <typename F>
-__attribute__((always_inline)) inline void EliasFanoReader::each_in(const std::vector<OffsetRange>& ranges, F&& f) const {
+template <typename Sink>
+__attribute__((always_inline)) inline void EliasFanoReader::each_in(const std::vector<OffsetRange>& ranges,
+                                                                    Sink& sink) const {
   // A cursor in the high bitmap: `position`, with `rank` one-bits (offsets) before it; the
   // zero-bits before it, position - rank, are the high part of the offsets after it.
   std::uint64_t position = 0, rank = 0, previous = 0;
   for (const OffsetRange& r : ranges) {
+    std::uint64_t found = 0;  // handed out: the last `found` offsets passed over
     // Skip to after the (r.first >> l)-th zero-bit: whole words by their counts of zeros.
     std::uint64_t zeros = (r.first >> l_) - std::min(r.first >> l_, position - rank);
     while (zeros > 0 && position < high_bits_) {
@@ -173,7 +176,10 @@ __attribute__((always_inline)) inline void EliasFanoReader::each_in(const std::v
         const std::uint64_t offset = high << l_ | low(rank);
         if (offset >= r.end) goto next_range;
         check(offset, previous, rank == 0);  // every offset passed over, not only those handed out
-        if (offset >= r.first) f(offset, rank);
+        if (offset >= r.first) {
+          sink.offset(offset);
+          ++found;
+        }
         previous = offset;
         ++rank;
         ++position;
@@ -182,7 +188,8 @@ __attribute__((always_inline)) inline void EliasFanoReader::each_in(const std::v
       if ((high + 1) << l_ >= r.end) break;
       ++position;  // the bucket's zero-bit
     }
-  next_range:;
+  next_range:
+    if (found) sink.run(rank - found, found);
   }
 }
 

@@ -95,8 +95,9 @@ struct RankRun {
 };
 
 /// The defined elements of an encoded selection inside `ranges` (ascending, disjoint): their
-/// offsets, ascending, and their ranks as runs (the elements of one range have consecutive
-/// ranks, so a range's values are one copy), replacing the vectors' content. Returns the
+/// offsets, ascending, and their ranks as runs, one a range holding some (the elements of one
+/// range have consecutive ranks, so a range's values are one copy), replacing the vectors'
+/// content. Returns the
 /// number of defined elements. Elias-Fano offsets (tag 7) are entered at each range; the other
 /// encodings are decoded whole first. The checks of decode_selection, but for tag 7 those of
 /// the offsets passed over only (the rest is not read; the chunk's checksums cover it).

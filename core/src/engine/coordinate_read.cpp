@@ -164,16 +164,13 @@ class Scan {
   // Reads chunks [first, last) and counts their elements inside the region, kept for the next
   // batch (merged when its size is known, so that it is written once, where the caller wants
   // it). A chunk the region holds whole, whose header states its count, is decoded only then.
+  // While the workers count, this thread reads the group after this one.
   void read_group(std::size_t first, std::size_t last) {
-    std::vector<ChunkPart> parts(last - first);
-    for (std::size_t i = first; i < last; ++i) {
-      parts[i - first].origin = grid_.chunk_origin(listed()[i].number);
-      parts[i - first].size = listed()[i].size;
-    }
-    std::vector<ChunkPart*> all(parts.size());
-    for (std::size_t i = 0; i < parts.size(); ++i) all[i] = &parts[i];
+    std::vector<ChunkPart> parts = ahead_first_ == first ? std::move(ahead_) : listed_parts(first, last);
+    ahead_first_ = SIZE_MAX;
+    std::vector<ChunkPart*> all = pointers(parts);
     read_parts(all);
-    decode_parts(all, [&](ChunkPart& part) { count(part); });
+    decode_parts(all, [&](ChunkPart& part) { count(part); }, [&] { read_ahead(last); });
     std::size_t count = 0;
     for (ChunkPart& part : parts) {
       count += part.count;
@@ -185,6 +182,33 @@ class Scan {
     pending_count_ += count;
   }
 
+  // The parts of listed chunks [first, last), not read yet.
+  std::vector<ChunkPart> listed_parts(std::size_t first, std::size_t last) const {
+    std::vector<ChunkPart> parts(last - first);
+    for (std::size_t i = first; i < last; ++i) {
+      parts[i - first].origin = grid_.chunk_origin(listed()[i].number);
+      parts[i - first].size = listed()[i].size;
+    }
+    return parts;
+  }
+
+  static std::vector<ChunkPart*> pointers(std::vector<ChunkPart>& parts) {
+    std::vector<ChunkPart*> all(parts.size());
+    for (std::size_t i = 0; i < parts.size(); ++i) all[i] = &parts[i];
+    return all;
+  }
+
+  // Reads the group of listed chunks from `first` (the one scan() takes next) into ahead_.
+  void read_ahead(std::size_t first) {
+    if (first >= listed().size()) return;
+    std::size_t end = first;
+    const std::uint64_t band_number = listed()[first].number / band_chunks_;
+    while (end < listed().size() && listed()[end].number / band_chunks_ == band_number) ++end;
+    ahead_ = listed_parts(first, group_end(first, end));
+    read_parts(pointers(ahead_));
+    ahead_first_ = first;
+  }
+
   // Reads the stored bytes of the parts that are neither held nor decoded (on this thread:
   // the store is HDF5's).
   void read_parts(const std::vector<ChunkPart*>& parts) {
@@ -192,9 +216,10 @@ class Scan {
       if (!part->decoded && part->stored.bytes.empty()) store_.read_sized(part->origin, part->size, part->stored);
   }
 
-  // Runs `f` on every part not decoded yet, on the workers; a failure names its chunk.
-  template <typename F>
-  void decode_parts(const std::vector<ChunkPart*>& parts, F&& f) const {
+  // Runs `f` on every part not decoded yet, on the workers, while this thread runs lead(); a
+  // failure names its chunk.
+  template <typename F, typename Lead>
+  void decode_parts(const std::vector<ChunkPart*>& parts, F&& f, Lead&& lead) const {
     std::vector<ChunkPart*> todo;
     std::uint64_t bytes = 0;
     for (ChunkPart* part : parts)
@@ -202,9 +227,11 @@ class Scan {
         todo.push_back(part);
         bytes += part->size;
       }
+    std::exception_ptr lead_error;
     const auto failed = parallel_for(todo.size(), chunk_threads_for(todo.size(), bytes),
-                                     [&](std::size_t i, int) { f(*todo[i]); });
+                                     [&](std::size_t i, int) { f(*todo[i]); }, lead, &lead_error);
     if (failed) engine_.rethrow_naming_chunk(store_, *failed, todo[failed->index]->origin);
+    if (lead_error) std::rethrow_exception(lead_error);
   }
 
   // A part's count of elements inside the region: stated by a chunk the region holds whole
@@ -567,19 +594,37 @@ class Scan {
     return last;
   }
 
-  // Writes pending groups [first, last) into the batch: the parts dropped are read again, all
-  // decoded, then each group merged to the places its count gives, on the workers.
-  void write_groups(std::size_t first, std::size_t last, const CoordinateDestination& to) {
-    std::vector<ChunkPart*> parts;
-    for (std::size_t g = first; g < last; ++g)
-      for (ChunkPart& part : pending_[g].parts) parts.push_back(&part);
-    read_parts(parts);
-    decode_parts(parts, [&](ChunkPart& part) { decode_counted(part); });
+  // Reads again the parts of pending groups [first, last) that were dropped.
+  void read_window(std::size_t first, std::size_t last) {
+    for (std::size_t g = first; g < last; ++g) read_parts(pointers(pending_[g].parts));
+  }
+
+  // Writes pending groups [first, last), read, into the batch: each group decoded and merged to
+  // the places its count gives by one worker, then let go (its elements are written while in
+  // the worker's cache, and their memory serves the next group), while this thread runs lead().
+  template <typename Lead>
+  void write_window(std::size_t first, std::size_t last, const CoordinateDestination& to, Lead&& lead) {
     const std::uint64_t count = pending_[last - 1].start + pending_[last - 1].count - pending_[first].start;
-    const auto failed = parallel_for(last - first, chunk_threads_for(last - first, count * (8 * rank_ + es_)),
-                                     [&](std::size_t g, int) { merge(pending_[first + g], to); });
+    std::vector<const ChunkPart*> failed_part(last - first, nullptr);
+    std::exception_ptr lead_error;
+    const auto failed = parallel_for(
+        last - first, chunk_threads_for(last - first, count * (8 * rank_ + es_)),
+        [&](std::size_t g, int) {
+          Group& group = pending_[first + g];
+          for (ChunkPart& part : group.parts) {
+            if (part.decoded) continue;
+            failed_part[g] = &part;
+            decode_counted(part);
+          }
+          failed_part[g] = nullptr;
+          merge(group, to);
+          group.parts = std::vector<ChunkPart>();
+        },
+        lead, &lead_error);
+    if (failed && failed_part[failed->index])
+      engine_.rethrow_naming_chunk(store_, *failed, failed_part[failed->index]->origin);
     if (failed) std::rethrow_exception(failed->error);
-    for (std::size_t g = first; g < last; ++g) pending_[g].parts = std::vector<ChunkPart>();
+    if (lead_error) std::rethrow_exception(lead_error);
   }
 
   // Merges the decoded groups into a batch and hands it over; `next`: the listed chunk after it.
@@ -587,10 +632,14 @@ class Scan {
     CoordinateBatch batch;
     batch.count = pending_count_;
     const CoordinateDestination to = room(batch.count);
+    // Window by window, the next one read while the workers write this one.
+    std::size_t end = pending_.empty() ? 0 : window_end(0);
+    read_window(0, end);
     for (std::size_t g = 0; g < pending_.size();) {
-      const std::size_t end = window_end(g);
-      write_groups(g, end, to);
+      const std::size_t next_end = end < pending_.size() ? window_end(end) : end;
+      write_window(g, end, to, [&] { read_window(end, next_end); });
       g = end;
+      end = next_end;
     }
     pending_.clear();
     pending_count_ = 0;
@@ -631,6 +680,8 @@ class Scan {
   std::size_t pending_count_ = 0;  // their elements
   std::uint64_t held_ = 0;         // bytes their parts hold
   VarValues pending_var_;          // a variable-length dataset's values of the next batch
+  std::vector<ChunkPart> ahead_;   // the group after the last one read, read ahead
+  std::size_t ahead_first_ = SIZE_MAX;  // its first listed chunk
   Scratch<std::uint64_t> coords_;  // a batch's memory when the caller gives none
   Scratch<std::uint8_t> values_;
 };
