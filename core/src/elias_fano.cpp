@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "h5sparse/cpu_features.hpp"
 #include "h5sparse/error.hpp"
 
 namespace h5sparse {
@@ -48,6 +49,37 @@ void EliasFanoWriter::add(std::uint64_t offset) noexcept {
   ++i_;
 }
 
+namespace {
+
+// The one-bits of `size` bytes, a word at a time: every read counts a body's high bits (about
+// 800 words for a chunk of 18,000 offsets), with the POPCNT instruction where the CPU has it.
+__attribute__((always_inline)) inline std::uint64_t count_ones_of(const std::uint8_t* p, std::size_t size) {
+  std::uint64_t ones = 0;
+  std::size_t i = 0;
+  for (; i + 8 <= size; i += 8) {
+    std::uint64_t word;
+    std::memcpy(&word, p + i, 8);
+    ones += std::uint64_t(__builtin_popcountll(word));
+  }
+  for (; i < size; ++i) ones += std::uint64_t(__builtin_popcount(p[i]));
+  return ones;
+}
+
+#ifdef H5SPARSE_BMI2_KERNELS
+H5SPARSE_TARGET_POPCNT std::uint64_t count_ones_popcnt(const std::uint8_t* p, std::size_t size) {
+  return count_ones_of(p, size);
+}
+#endif
+
+std::uint64_t count_ones(const std::uint8_t* p, std::size_t size) {
+#ifdef H5SPARSE_BMI2_KERNELS
+  if (cpu_has_popcnt()) return count_ones_popcnt(p, size);
+#endif
+  return count_ones_of(p, size);
+}
+
+}  // namespace
+
 void EliasFanoReader::corrupt(const char* what) {
   throw Error(ErrorCode::corrupt_data, std::string("encoded selection (Elias-Fano offsets): ") + what);
 }
@@ -68,9 +100,7 @@ EliasFanoReader::EliasFanoReader(const std::uint8_t* body, std::size_t size, std
   const std::uint8_t top = high_bytes_[high_size_ - 1];
   if (top == 0) corrupt("trailing bytes after the last offset");
   high_bits_ = 8 * std::uint64_t(high_size_);
-  std::uint64_t ones = 0;
-  for (std::uint64_t w = 0; w * 64 < high_bits_; ++w) ones += std::uint64_t(__builtin_popcountll(high_word(w)));
-  if (ones != count) corrupt("the high bits do not hold one bit per offset");
+  if (count_ones(high_bytes_, high_size_) != count) corrupt("the high bits do not hold one bit per offset");
   // The last offset's high part bounds every offset's: it must lie inside the chunk.
   const std::uint64_t last_position = high_bits_ - 8 + (31 - unsigned(__builtin_clz(top)));
   const std::uint64_t last_high = last_position - (count - 1);
