@@ -91,6 +91,21 @@ class EliasFanoReader {
     }
     return base + detail::kNthBitOfByte.at[zeros & 0xff][z - 1];
   }
+  // From a word's start, whole words while the zero-bits to skip pass them: a load and a count
+  // a word (a row of a chunk far below the last range is crossed at memory speed).
+  __attribute__((always_inline)) void skip_words(std::uint64_t& position, std::uint64_t& rank,
+                                                 std::uint64_t& zeros) const noexcept {
+    std::uint64_t w = position >> 6;
+    for (const std::uint64_t whole = high_size_ / 8; w < whole; ++w) {
+      std::uint64_t word;
+      std::memcpy(&word, high_bytes_ + w * 8, 8);  // a count: the byte order does not matter
+      const unsigned ones = unsigned(__builtin_popcountll(word));
+      if (64 - ones >= zeros) break;
+      zeros -= 64 - ones;
+      rank += ones;
+    }
+    position = w << 6;
+  }
   std::uint64_t low(std::uint64_t i) const noexcept {
     const std::uint64_t bit = i * l_;
     const std::size_t byte = std::size_t(bit >> 3);
@@ -158,6 +173,7 @@ __attribute__((always_inline)) inline void EliasFanoReader::each_in(const std::v
         zeros -= zeros_here;
         rank += std::uint64_t(__builtin_popcountll(ones));
         position += left;
+        skip_words(position, rank, zeros);
         continue;
       }
       const unsigned bit = nth_zero(ones, unsigned(zeros));
