@@ -181,28 +181,34 @@ __attribute__((always_inline)) inline void EliasFanoReader::each_in(const std::v
       position += bit + 1;
       zeros = 0;
     }
-    // The offsets from there while they stay below the range's end, a bucket (a run of
-    // one-bits, ended by a zero-bit) at a time: its length from the word's trailing ones.
-    while (position < high_bits_) {
-      const unsigned at = unsigned(position & 63);
-      const std::uint64_t bits = high_word(position >> 6) >> at;
-      const unsigned ones = ~bits ? unsigned(__builtin_ctzll(~bits)) : 64;  // at most 64 - at
-      const std::uint64_t high = position - rank;
-      for (unsigned k = 0; k < ones; ++k) {
-        const std::uint64_t offset = high << l_ | low(rank);
-        if (offset >= r.end) goto next_range;
-        check(offset, previous, rank == 0);  // every offset passed over, not only those handed out
-        if (offset >= r.first) {
-          sink.offset(offset);
-          ++found;
+    // The offsets from there, one-bit by one-bit as each() takes them, while they stay below
+    // the range's end; the first at or past it is left for the next range.
+    if (position >= high_bits_) break;  // no offsets left for this range or the next
+    std::uint64_t w = position >> 6;
+    std::uint64_t bits = high_word(w) >> (position & 63) << (position & 63);
+    // An empty bucket holding the range's end ends it here (a column in a row, most often).
+    if (!(bits >> (position & 63) & 1) && (position - rank + 1) << l_ >= r.end) goto next_range;
+    while (true) {
+      while (bits == 0) {
+        if (++w * 64 >= high_bits_) {
+          position = high_bits_;
+          goto next_range;
         }
-        previous = offset;
-        ++rank;
-        ++position;
+        bits = high_word(w);
       }
-      if (ones == 64 - at) continue;  // the bucket goes on in the next word
-      if ((high + 1) << l_ >= r.end) break;
-      ++position;  // the bucket's zero-bit
+      position = w * 64 + unsigned(__builtin_ctzll(bits));
+      const std::uint64_t high = (position - rank) << l_;
+      if (high >= r.end) break;  // a later bucket: its low bits need not be read
+      const std::uint64_t offset = high | low(rank);
+      if (offset >= r.end) break;
+      check(offset, previous, rank == 0);  // every offset passed over, not only those handed out
+      if (offset >= r.first) {
+        sink.offset(offset);
+        ++found;
+      }
+      previous = offset;
+      ++rank;
+      bits &= bits - 1;
     }
   next_range:
     if (found) sink.run(rank - found, found);
