@@ -79,6 +79,27 @@ def test_corrupt_chunks_in_a_parallel_batch_name_the_first(tmp_path):
         assert np.array_equal(d[:, 64:128][0:112], expected[0:112, 64:128])
 
 
+def test_corrupt_chunks_in_coordinate_reads_name_the_first(tmp_path):
+    # Coordinate reads decode a band of chunks on a worker while the next is read: the error is
+    # still the first corrupt chunk in chunk order, whole chunks or parts of them.
+    path = tmp_path / "corrupt_coo.h5"
+    data = values(4)
+    make(path, data)
+    corrupt(path, (80, 48))
+    corrupt(path, (112, 0))
+    with h5py.File(path, "r") as f:
+        d = f["d"]
+        for read in (lambda: h5sparse.read_coo(d), lambda: h5sparse.to_scipy(d, format="csr"),
+                     lambda: h5sparse.read_coo(d, np.s_[70:128, :]), lambda: h5sparse.to_scipy(d, cols=[50, 3, 120]),
+                     lambda: h5sparse.to_scipy(d, rows=[85, 3, 120])):
+            with pytest.raises(h5sparse.H5SparseError, match=r"dataset '/d', chunk at \(80, 48\)"):
+                read()
+        expected = np.where(data == FILL, FILL, data)
+        coords, got = h5sparse.read_coo(d, np.s_[0:80, :])
+        defined = np.argwhere(expected[0:80] != FILL)
+        assert np.array_equal(coords, defined) and np.array_equal(got, expected[0:80][expected[0:80] != FILL])
+
+
 def test_failed_parallel_write_stores_chunks_in_order_up_to_the_corrupt_one(tmp_path):
     path = tmp_path / "write.h5"
     old = values(2)

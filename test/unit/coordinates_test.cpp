@@ -652,6 +652,40 @@ TEST(Coordinates, CorruptChunksAndFailingStores) {
   EXPECT_TRUE(refusing.chunks.count(Coords{0, 0}) && refusing.chunks.count(Coords{0, 4}));
 }
 
+// Scans read the next group of chunks, and the next window, while the workers decode: a corrupt
+// chunk is still the first in chunk order whichever group or window it is in, counted or
+// written, and a read failing ahead of the decode is the scan's error, with no batch handed out.
+TEST(Coordinates, FailuresAheadOfTheDecodeAreReportedInOrder) {
+  const Coords dims{512, 512};
+  const std::vector<std::vector<Box>> regions{{whole(dims)}, {Box{{5, 0}, {500, 512}}}, {Box{{0, 3}, {512, 2}}}};
+  for (const std::vector<Box>& region : regions)
+    for (const std::size_t held : {std::size_t(16) << 20, std::size_t(0)}) {
+      Written w(dims, {64, 64}, 60000, 29);  // 64 chunks of about 940 elements, 8 bands
+      w.store.chunks.at(Coords{192, 0})[200] ^= 1;
+      w.store.chunks.at(Coords{384, 0})[200] ^= 1;
+      CoordinateScan s;
+      s.region = region;
+      s.held_bytes = held;
+      bool handed = false;
+      try {
+        w.engine.scan_coordinates(w.store, w.grid, s, [&](const CoordinateBatch&) { return handed = true; });
+        FAIL() << "no error";
+      } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("chunk at (192, 0)"), std::string::npos) << e.what();
+      }
+      EXPECT_FALSE(handed);
+      Written fresh(dims, {64, 64}, 60000, 29);
+      fresh.engine.scan_coordinates(fresh.store, fresh.grid, s, [&](const CoordinateBatch&) { return true; });
+      fresh.store.sized_reads_left = fresh.store.sized_reads / 2 + 1;  // a later band's, read ahead
+      try {
+        fresh.engine.scan_coordinates(fresh.store, fresh.grid, s, [&](const CoordinateBatch&) { return true; });
+        FAIL() << "no error";
+      } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("the store refused a read"), std::string::npos) << e.what();
+      }
+    }
+}
+
 // Elements an edge chunk holds past the extent (left by writers without the connector, or a
 // shrink) are not the dataset's: scans never return them.
 TEST(Coordinates, ScansStopAtTheExtent) {

@@ -1,5 +1,5 @@
 // A ChunkStore in memory for the engine's unit tests: chunks in a map by origin, with switches
-// for an SWMR writer's rule and for a write that fails; the tests' dataset parameters; and the
+// for an SWMR writer's rule and for a write or a read that fails; the tests' dataset parameters; and the
 // pieces of the selections they write and read.
 #pragma once
 
@@ -25,6 +25,8 @@ class MemoryChunkStore final : public h5sparse::ChunkStore {
   }
   void read_sized(const h5sparse::Coords& origin, std::uint64_t size, h5sparse::StoredChunk& into) override {
     ++sized_reads;
+    if (sized_reads_left == 0) throw h5sparse::Error(h5sparse::ErrorCode::invalid_argument, "the store refused a read");
+    --sized_reads_left;
     if (!read(origin, into) || into.bytes.size() != size) throw std::logic_error("read_sized: wrong size");
   }
   void write(const h5sparse::Coords& origin, h5sparse::ByteView bytes) override {
@@ -63,6 +65,7 @@ class MemoryChunkStore final : public h5sparse::ChunkStore {
   std::map<h5sparse::Coords, h5sparse::Bytes> chunks;
   bool moves = false;                 // as an SWMR writer: a rewritten chunk must change size
   std::size_t writes_left = SIZE_MAX;  // writes before the store starts refusing them
+  std::size_t sized_reads_left = SIZE_MAX;  // read_sized() calls before it starts refusing them
   std::size_t listings = 0, lookups = 0, sized_reads = 0;  // calls of list(), stored_size(), read_sized()
 };
 
