@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
+#include <utility>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <cpuid.h>
@@ -27,12 +29,21 @@ CpuLevel cpu_level_cap() noexcept {
 namespace {
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-// The bits are those of Intel's SDM, vol. 2A, CPUID leaves 1 and 7; AVX state as the SDM's
-// "Detection of Intel AVX instructions" asks: OSXSAVE set, and XCR0 saving SSE and YMM state.
+// The bits are those of Intel's SDM, vol. 2A, CPUID leaves 0, 1 and 7 (the family as the SDM
+// composes it); AVX state as its "Detection of Intel AVX instructions" asks: OSXSAVE set, and
+// XCR0 saving SSE and YMM state.
 CpuSupport detect() noexcept {
   CpuSupport s;
   unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid(0, &a, &b, &c, &d)) return s;
+  char vendor[13] = {};
+  std::memcpy(vendor, &b, 4);
+  std::memcpy(vendor + 4, &d, 4);
+  std::memcpy(vendor + 8, &c, 4);
+  const bool amd = std::strcmp(vendor, "AuthenticAMD") == 0 || std::strcmp(vendor, "HygonGenuine") == 0;
   if (!__get_cpuid(1, &a, &b, &c, &d)) return s;
+  const unsigned family = (a >> 8 & 0xf) == 0xf ? 0xf + (a >> 20 & 0xff) : a >> 8 & 0xf;
+  s.slow_pdep = amd && family < 0x19;
   s.popcnt = c & (1u << 23);
   const bool avx = c & (1u << 28), osxsave = c & (1u << 27);
   bool ymm_saved = false;
@@ -58,9 +69,14 @@ const CpuSupport& cpu_support() noexcept {
 }
 
 const char* cpu_kernels_text() noexcept {
-  static const char* const kTexts[] = {"baseline", "popcnt", "bmi2", "popcnt bmi2", "avx2", "popcnt avx2",
-                                       "bmi2 avx2", "popcnt bmi2 avx2"};
-  return kTexts[int(cpu_has_popcnt()) | int(cpu_has_bmi2()) << 1 | int(cpu_has_avx2()) << 2];
+  static const std::string text = [] {
+    std::string t;
+    for (const auto& [used, name] : {std::pair<bool, const char*>{cpu_has_popcnt(), "popcnt"}, {cpu_has_bmi2(), "bmi2"},
+                                     {cpu_has_fast_pdep(), "pdep"}, {cpu_has_avx2(), "avx2"}})
+      if (used) t += (t.empty() ? "" : " ") + std::string(name);
+    return t.empty() ? std::string("baseline") : t;
+  }();
+  return text.c_str();
 }
 
 }  // namespace h5sparse

@@ -710,6 +710,11 @@ H5SPARSE_TARGET_POPCNT void elias_fano_ranges_popcnt(const EliasFanoReader& read
                                                      const std::vector<OffsetRange>& ranges, RangeSink& take) {
   reader.each_in(ranges, take);
 }
+// And with PDEP for the zero-bit a range starts after.
+H5SPARSE_TARGET_PDEP void elias_fano_ranges_pdep(const EliasFanoReader& reader, const std::vector<OffsetRange>& ranges,
+                                                 RangeSink& take) {
+  reader.each_in<SelectByPdep>(ranges, take);
+}
 #endif
 
 }  // namespace
@@ -725,7 +730,9 @@ std::uint64_t decode_selection_in(const std::uint8_t* data, std::size_t size, co
     const EliasFanoReader reader = elias_fano_reader(data + 1, size - 1, in, n);
     RangeSink take{room_for(ranges, reader.count(), offsets), runs};
 #ifdef H5SPARSE_BMI2_KERNELS
-    if (cpu_has_popcnt())
+    if (cpu_has_fast_pdep())
+      elias_fano_ranges_pdep(reader, ranges, take);
+    else if (cpu_has_popcnt())
       elias_fano_ranges_popcnt(reader, ranges, take);
     else
 #endif

@@ -24,7 +24,9 @@ TEST(CpuFeatures, TheCapIsObeyed) {
   }
   if (cap < CpuLevel::bmi2) {
     EXPECT_FALSE(cpu_has_bmi2());
+    EXPECT_FALSE(cpu_has_fast_pdep());
   }
+  EXPECT_TRUE(!cpu_has_fast_pdep() || cpu_has_bmi2());
   if (cap < CpuLevel::popcnt) {
     EXPECT_FALSE(cpu_has_popcnt());
   }

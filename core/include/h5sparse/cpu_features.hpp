@@ -21,12 +21,14 @@ CpuLevel cpu_level_cap() noexcept;
 /// (false off x86-64).
 struct CpuSupport {
   bool popcnt = false;
-  bool bmi2 = false;  // BMI1 and BMI2
-  bool avx2 = false;  // AVX2 with the YMM state saved by the OS
+  bool bmi2 = false;       // BMI1 and BMI2
+  bool slow_pdep = false;  // PDEP/PEXT microcoded (AMD and Hygon before family 19h, Zen 3)
+  bool avx2 = false;       // AVX2 with the YMM state saved by the OS
 };
 const CpuSupport& cpu_support() noexcept;
 
-/// The kernels in use, for reports: "baseline", or the extensions used, e.g. "popcnt bmi2 avx2".
+/// The kernels in use, for reports: "baseline", or the extensions used, e.g. "popcnt bmi2 pdep
+/// avx2" (pdep: BMI2's PDEP where it is fast).
 const char* cpu_kernels_text() noexcept;
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -35,6 +37,7 @@ const char* cpu_kernels_text() noexcept;
 #define H5SPARSE_BMI2_KERNELS 1
 #define H5SPARSE_TARGET_BMI2 __attribute__((target("bmi,bmi2")))
 #define H5SPARSE_TARGET_POPCNT __attribute__((target("popcnt")))
+#define H5SPARSE_TARGET_PDEP __attribute__((target("popcnt,bmi,bmi2")))
 #endif
 
 /// AVX2 and POPCNT (every AVX2 CPU has POPCNT; the kernels use both).
@@ -50,6 +53,12 @@ inline bool cpu_has_popcnt() {
 /// BMI1 and BMI2 (shifts by a register without CL, TZCNT): the bit-stream loops' clones.
 inline bool cpu_has_bmi2() {
   static const bool yes = cpu_level_cap() >= CpuLevel::bmi2 && cpu_support().bmi2;
+  return yes;
+}
+/// BMI2 with a PDEP of a few cycles: Zen 1 and 2 run it in microcode, a cycle or more per set
+/// bit of its mask, slower than the code it would replace.
+inline bool cpu_has_fast_pdep() {
+  static const bool yes = cpu_has_bmi2() && cpu_has_popcnt() && !cpu_support().slow_pdep;
   return yes;
 }
 
