@@ -100,8 +100,8 @@ class EliasFanoReader {
   /// Calls sink.offset(offset) for the offsets inside `ranges` (ascending, disjoint), and after
   /// each range holding some sink.run(rank, count): the place of its first among all the
   /// chunk's offsets (its value's place in section 1) and how many it holds, whose places
-  /// follow. Inlined into its caller, whose target features (POPCNT, BMI2) it then uses;
-  /// `Select` finds a zero-bit in a word (SelectByPdep only in a function compiled for BMI2).
+  /// follow. Inlined into its caller, whose target features (POPCNT) it then uses; `Select`
+  /// finds a zero-bit in a word (SelectByPdep only where cpu_has_fast_pdep()).
   template <typename Select = SelectByCounts, typename Sink>
   __attribute__((always_inline)) void each_in(const std::vector<OffsetRange>& ranges, Sink& sink) const;
 

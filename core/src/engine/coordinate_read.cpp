@@ -2,13 +2,14 @@
 // listed from the chunk index (never the grid: a 2^31 x 2^31 dataset has 2^42 chunk places),
 // in row-major order of their origins and taken band by band (chunks sharing their range of
 // dimension 0). A band's chunks are read on the calling thread and their elements inside the
-// region counted on the workers; a batch holds its chunks within CoordinateScan::held_bytes
-// (beyond it they are read again when the batch is written), and once its size is known they
-// are decoded into their elements and cut to the region on the workers, then merged into
-// row-major order on the workers (a counting sort on rows for a matrix band, else a min-heap
-// of the chunks keyed by the position of their next line, a run of elements along the last
-// dimension), so the work is per element and per line, never per empty line. In compressed-row
-// form (CompressedRows) the merge writes each element's column and counts the rows instead.
+// region counted on the workers, while the calling thread reads the next band; a batch holds
+// its chunks within CoordinateScan::held_bytes (beyond it they are read again when the batch
+// is written, a window ahead of the workers), and once its size is known each band is decoded
+// into its elements, cut to the region and merged into row-major order by one worker (a
+// counting sort on rows for a matrix band, else a min-heap of the chunks keyed by the position
+// of their next line, a run of elements along the last dimension), so the work is per element
+// and per line, never per empty line. In compressed-row form (CompressedRows) the merge writes
+// each element's column and counts the rows instead.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
