@@ -399,7 +399,7 @@ TEST(BloscCodec, GlobalPoolCallersTakeTurnsAndForkedChildrenWork) {
   // child (its atfork handler), and our lock is never inherited held. Not under
   // AddressSanitizer: there a child forked beside working threads hangs about once in 35 runs
   // on a loaded machine, in the C library's fatal-error path with the sanitizer's frames
-  // beside it (never in 300 runs of the plain build); the plain build keeps the check.
+  // beside it (never in some 250 loaded runs of the plain build), which keeps the check.
 #if defined(__SANITIZE_ADDRESS__)
   GTEST_SKIP() << "forked children beside working threads are checked without AddressSanitizer";
 #endif
