@@ -695,10 +695,16 @@ struct RangeSink {
   void run(std::uint64_t rank, std::uint64_t count) { runs.push_back({rank, count}); }
 };
 
-// Room for the elements `ranges` can hold, at most `count` (the chunk's).
+// Room for the elements `ranges` (checked to ascend without overlapping: the room is sized by
+// it) can hold, at most `count` (the chunk's).
 std::uint32_t* room_for(const std::vector<OffsetRange>& ranges, std::uint64_t count, std::vector<std::uint32_t>& offsets) {
-  std::uint64_t width = 0;
-  for (const OffsetRange& r : ranges) width += r.end - r.first;
+  std::uint64_t width = 0, end = 0;
+  for (const OffsetRange& r : ranges) {
+    H5SPARSE_FAIL_IF(r.end < r.first || r.first < end, ErrorCode::invalid_argument,
+                     "offset ranges must ascend without overlapping");
+    width += r.end - r.first;
+    end = r.end;
+  }
   offsets.resize(std::size_t(std::min(width, count)));
   return offsets.data();
 }

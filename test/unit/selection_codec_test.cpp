@@ -367,6 +367,27 @@ TEST(SelectionCodec, EliasFanoMatchesTheFormat) {
   EXPECT_EQ(encode_selection_as(SelectionEncoding::elias_fano, s, dims), written);
 }
 
+// Ranges that go backwards or overlap are refused before anything is read (the room for the
+// elements is sized by their widths).
+TEST(SelectionCodec, RangesMustAscendWithoutOverlapping) {
+  const Dims dims{8, 8};
+  const ChunkSelection s = random_selection(64, 0.5, 3);
+  for (auto e : {SelectionEncoding::bitmap, SelectionEncoding::elias_fano}) {
+    const Bytes b = encode_selection_as(e, s, dims);
+    std::vector<std::uint32_t> offsets;
+    std::vector<RankRun> runs;
+    for (const std::vector<OffsetRange>& bad :
+         {std::vector<OffsetRange>{{0, 1}, {1, 2}, {3, 2}}, std::vector<OffsetRange>{{0, 10}, {5, 15}}}) {
+      try {
+        decode_selection_in(b.data(), b.size(), dims, bad, offsets, runs);
+        FAIL() << "no error";
+      } catch (const Error& err) {
+        EXPECT_EQ(err.code(), ErrorCode::invalid_argument);
+      }
+    }
+  }
+}
+
 // Reads of ranges of a selection (decode_selection_in) give the offsets inside and their ranks,
 // in every encoding, for lines, columns and single elements of a chunk.
 TEST(SelectionCodec, RangesGiveTheirOffsetsAndRanks) {
