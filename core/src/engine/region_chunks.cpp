@@ -125,10 +125,6 @@ void add_line_ranges(const LocalBox& b, const Coords& chunk_dims, std::vector<Of
   }
 }
 
-}  // namespace
-
-namespace {
-
 bool is_empty(const LocalBox& b) {
   for (std::size_t d = 0; d < b.lo.size(); ++d)
     if (b.lo[d] >= b.hi[d]) return true;
