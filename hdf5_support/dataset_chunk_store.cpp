@@ -30,13 +30,13 @@ int collect_entry(const hsize_t* offset, unsigned filter_mask, haddr_t addr, hsi
 bool DatasetChunkStore::read(const Coords& origin, StoredChunk& into) {
   const std::uint64_t size = stored_size(origin);
   if (size == 0) return false;
-  read_sized(origin, size, into);
+  read_listed(origin, ChunkLocation{size}, into);
   return true;
 }
 
-void DatasetChunkStore::read_sized(const Coords& origin, std::uint64_t size, StoredChunk& into) {
+void DatasetChunkStore::read_listed(const Coords& origin, const ChunkLocation& location, StoredChunk& into) {
   const std::vector<hsize_t> at(origin.begin(), origin.end());
-  into.bytes.resize(size);
+  into.bytes.resize(location.size);
   std::uint32_t mask = 0;
   throw_if_negative(H5Dread_chunk(dset_, H5P_DEFAULT, at.data(), &mask, into.bytes.data()),
                     "cannot read chunk " + coords_text(origin) + " of " + name());
@@ -58,10 +58,10 @@ std::vector<DatasetChunkStore::Entry> DatasetChunkStore::entries() const {
   return entries;
 }
 
-bool DatasetChunkStore::list(const std::function<void(const Coords&, std::uint64_t)>& f, std::size_t limit) {
+bool DatasetChunkStore::list(const std::function<void(const Coords&, const ChunkLocation&)>& f, std::size_t limit) {
   const std::vector<Entry> all = entries();
   const std::size_t n = std::min(limit, all.size());
-  for (std::size_t i = 0; i < n; ++i) f(all[i].origin, all[i].size);
+  for (std::size_t i = 0; i < n; ++i) f(all[i].origin, ChunkLocation{all[i].size});
   return n == all.size();
 }
 

@@ -18,9 +18,9 @@ class DatasetChunkStore final : public ChunkStore {
   DatasetChunkStore(hid_t dset, std::string path, std::size_t rank) : dset_(dset), path_(std::move(path)), rank_(rank) {}
 
   bool read(const Coords& origin, StoredChunk& into) override;
-  void read_sized(const Coords& origin, std::uint64_t size, StoredChunk& into) override;
+  void read_listed(const Coords& origin, const ChunkLocation& at, StoredChunk& into) override;
   void write(const Coords& origin, ByteView bytes) override;
-  bool list(const std::function<void(const Coords&, std::uint64_t)>& f, std::size_t limit) override;
+  bool list(const std::function<void(const Coords&, const ChunkLocation&)>& f, std::size_t limit) override;
   std::uint64_t stored_size(const Coords& origin) override;
   bool moves_rewritten_chunks() const override { return false; }
   std::string name() const override { return "dataset '" + path_ + "'"; }

@@ -231,14 +231,14 @@ struct IterState {
   bool more = false;  // an entry past the limit was seen
 };
 
-int collect_entry(const hsize_t* offset, unsigned /*filter_mask*/, haddr_t addr, hsize_t size, void* data) {
+int collect_entry(const hsize_t* offset, unsigned filter_mask, haddr_t addr, hsize_t size, void* data) {
   auto* state = static_cast<IterState*>(data);
   if (state->entries->size() == state->limit) {
     state->more = true;
     return H5_ITER_STOP;
   }
   try {
-    state->entries->push_back({std::vector<hsize_t>(offset, offset + state->rank), size, addr});
+    state->entries->push_back({std::vector<hsize_t>(offset, offset + state->rank), size, addr, filter_mask});
   } catch (...) {
     return H5_ITER_ERROR;  // out of memory: the iteration fails, HDF5 reports it
   }

@@ -79,6 +79,7 @@ struct IndexEntry {
   std::vector<hsize_t> origin;  ///< the chunk's first element
   hsize_t size;                 ///< stored bytes
   haddr_t addr;                 ///< where in the file
+  unsigned filter_mask = 0;     ///< filter i of the pipeline skipped: bit i
 };
 
 /// The chunk an index entry lists, read without looking it up again.

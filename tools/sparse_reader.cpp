@@ -75,7 +75,7 @@ std::vector<ChunkEntry> SparseReader::stored_chunks() const { return store_.entr
 
 StoredChunk SparseReader::read_raw(const ChunkEntry& chunk) const {
   StoredChunk raw;
-  store_.read_sized(chunk.origin, chunk.size, raw);
+  store_.read_listed(chunk.origin, ChunkLocation{chunk.size}, raw);
   return raw;
 }
 

@@ -408,16 +408,20 @@ TEST(Coordinates, ScansWriteIntoTheCallersRoom) {
 
 // A scan lets go of chunks beyond its held bytes and reads them again when it writes the
 // batch: the same elements, and one more read per chunk let go (none of chunks under 4 KiB).
+// So too when the workers read the chunks (a store reading by address), and then they read
+// them all.
 TEST(Coordinates, ScansReadChunksAgainBeyondTheirHeldBytes) {
   const Coords dims{512, 512};
   Written big(dims, {128, 128}, 60000, 23);   // chunks of about 15 KB
   Written small(dims, {16, 16}, 60000, 23);   // chunks under 4 KB: always held
   const std::vector<std::vector<Box>> regions{{whole(dims)}, {Box{{100, 30}, {300, 400}}, Box{{0, 0}, {512, 64}}}};
   std::size_t chunks = 0;
+  for (const bool any_thread : {false, true})
   for (Written* w : {&big, &small})
     for (const std::vector<Box>& region : regions)
       for (const std::size_t held : {std::size_t(16) << 20, std::size_t(20000), std::size_t(0)}) {
-        const std::size_t reads_before = w->store.sized_reads;
+        w->store.any_thread = any_thread;
+        const std::size_t reads_before = w->store.listed_reads, by_address_before = w->store.address_reads;
         Scanned got;
         CoordinateScan s;
         s.region = region;
@@ -440,7 +444,8 @@ TEST(Coordinates, ScansReadChunksAgainBeyondTheirHeldBytes) {
           ++k;
         }
         ASSERT_EQ(k, got.coords.size());
-        const std::size_t reads = w->store.sized_reads - reads_before;
+        const std::size_t reads = w->store.listed_reads - reads_before;
+        EXPECT_EQ(w->store.address_reads - by_address_before, any_thread ? reads : 0);
         if (held == std::size_t(16) << 20)  // first: every chunk the region meets, read once
           chunks = reads;
         else if (w == &small)
@@ -652,15 +657,18 @@ TEST(Coordinates, CorruptChunksAndFailingStores) {
   EXPECT_TRUE(refusing.chunks.count(Coords{0, 0}) && refusing.chunks.count(Coords{0, 4}));
 }
 
-// Scans read the next group of chunks, and the next window, while the workers decode: a corrupt
-// chunk is still the first in chunk order whichever group or window it is in, counted or
-// written, and a read failing ahead of the decode is the scan's error, with no batch handed out.
+// Scans read the next group of chunks, and the next window, while the workers decode (or the
+// workers read them, from a store reading by address): a corrupt chunk is still the first in
+// chunk order whichever group or window it is in, counted or written, and a failed read is the
+// scan's error, with no batch handed out.
 TEST(Coordinates, FailuresAheadOfTheDecodeAreReportedInOrder) {
   const Coords dims{512, 512};
   const std::vector<std::vector<Box>> regions{{whole(dims)}, {Box{{5, 0}, {500, 512}}}, {Box{{0, 3}, {512, 2}}}};
+  for (const bool any_thread : {false, true})
   for (const std::vector<Box>& region : regions)
     for (const std::size_t held : {std::size_t(16) << 20, std::size_t(0)}) {
       Written w(dims, {64, 64}, 60000, 29);  // 64 chunks of about 940 elements, 8 bands
+      w.store.any_thread = any_thread;
       w.store.chunks.at(Coords{192, 0})[200] ^= 1;
       w.store.chunks.at(Coords{384, 0})[200] ^= 1;
       CoordinateScan s;
@@ -675,8 +683,9 @@ TEST(Coordinates, FailuresAheadOfTheDecodeAreReportedInOrder) {
       }
       EXPECT_FALSE(handed);
       Written fresh(dims, {64, 64}, 60000, 29);
+      fresh.store.any_thread = any_thread;
       fresh.engine.scan_coordinates(fresh.store, fresh.grid, s, [&](const CoordinateBatch&) { return true; });
-      fresh.store.sized_reads_left = fresh.store.sized_reads / 2 + 1;  // a later band's, read ahead
+      fresh.store.listed_reads_left = fresh.store.listed_reads / 2 + 1;  // a later band's, read ahead
       try {
         fresh.engine.scan_coordinates(fresh.store, fresh.grid, s, [&](const CoordinateBatch&) { return true; });
         FAIL() << "no error";

@@ -1,8 +1,9 @@
 // A ChunkStore in memory for the engine's unit tests: chunks in a map by origin, with switches
-// for an SWMR writer's rule and for a write or a read that fails; the tests' dataset parameters; and the
-// pieces of the selections they write and read.
+// for an SWMR writer's rule, for reads by address on any thread and for a write or a read that
+// fails; the tests' dataset parameters; and the pieces of the selections they write and read.
 #pragma once
 
+#include <atomic>
 #include <cstring>
 #include <algorithm>
 #include <map>
@@ -23,12 +24,18 @@ class MemoryChunkStore final : public h5sparse::ChunkStore {
     into.filter_mask = 0;
     return true;
   }
-  void read_sized(const h5sparse::Coords& origin, std::uint64_t size, h5sparse::StoredChunk& into) override {
-    ++sized_reads;
-    if (sized_reads_left == 0) throw h5sparse::Error(h5sparse::ErrorCode::invalid_argument, "the store refused a read");
-    --sized_reads_left;
-    if (!read(origin, into) || into.bytes.size() != size) throw std::logic_error("read_sized: wrong size");
+  // On any thread when any_thread is set (the map is not changed while a read runs).
+  void read_listed(const h5sparse::Coords& origin, const h5sparse::ChunkLocation& at,
+                   h5sparse::StoredChunk& into) override {
+    ++listed_reads;
+    if (at.address != h5sparse::kNoAddress) ++address_reads;
+    std::size_t left = listed_reads_left.load();
+    do {
+      if (left == 0) throw h5sparse::Error(h5sparse::ErrorCode::invalid_argument, "the store refused a read");
+    } while (!listed_reads_left.compare_exchange_weak(left, left - 1));
+    if (!read(origin, into) || into.bytes.size() != at.size) throw std::logic_error("read_listed: wrong size");
   }
+  bool reads_by_address_on_any_thread() override { return any_thread; }
   void write(const h5sparse::Coords& origin, h5sparse::ByteView bytes) override {
     if (writes_left == 0) throw h5sparse::Error(h5sparse::ErrorCode::invalid_argument, "the store refused a write");
     --writes_left;
@@ -36,13 +43,14 @@ class MemoryChunkStore final : public h5sparse::ChunkStore {
       throw std::logic_error("a chunk was rewritten in place");
     chunks[origin] = h5sparse::Bytes(bytes.data, bytes.data + bytes.size);
   }
-  bool list(const std::function<void(const h5sparse::Coords&, std::uint64_t)>& f, std::size_t limit) override {
+  bool list(const std::function<void(const h5sparse::Coords&, const h5sparse::ChunkLocation&)>& f,
+            std::size_t limit) override {
     ++listings;
     const auto copy = chunks;
     std::size_t listed = 0;
     for (const auto& [origin, bytes] : copy) {
       if (listed++ == limit) return false;
-      f(origin, bytes.size());
+      f(origin, h5sparse::ChunkLocation{bytes.size(), any_thread ? listed : h5sparse::kNoAddress});
     }
     return true;
   }
@@ -65,8 +73,10 @@ class MemoryChunkStore final : public h5sparse::ChunkStore {
   std::map<h5sparse::Coords, h5sparse::Bytes> chunks;
   bool moves = false;                 // as an SWMR writer: a rewritten chunk must change size
   std::size_t writes_left = SIZE_MAX;  // writes before the store starts refusing them
-  std::size_t sized_reads_left = SIZE_MAX;  // read_sized() calls before it starts refusing them
-  std::size_t listings = 0, lookups = 0, sized_reads = 0;  // calls of list(), stored_size(), read_sized()
+  bool any_thread = false;  // listed chunks have addresses, read on any thread
+  std::atomic<std::size_t> listed_reads_left{SIZE_MAX};  // read_listed() calls before it starts refusing them
+  std::size_t listings = 0, lookups = 0;                // calls of list(), stored_size()
+  std::atomic<std::size_t> listed_reads{0}, address_reads{0};  // calls of read_listed(), those by address
 };
 
 /// The engine tests' datasets: uint32 elements with fill value 7.

@@ -28,18 +28,18 @@ class CarriedChunks final : public ChunkStore {
     into.filter_mask = it->second->filter_mask;
     return true;
   }
-  void read_sized(const Coords& origin, std::uint64_t size, StoredChunk& into) override {
-    H5SPARSE_FAIL_IF(!read(origin, into) || into.bytes.size() != size, ErrorCode::invalid_argument,
+  void read_listed(const Coords& origin, const ChunkLocation& at, StoredChunk& into) override {
+    H5SPARSE_FAIL_IF(!read(origin, into) || into.bytes.size() != at.size, ErrorCode::invalid_argument,
                      where(origin) + " is not stored in that size");
   }
   void write(const Coords& origin, ByteView bytes) override {
     written_[origin] = Bytes(bytes.data, bytes.data + bytes.size);
   }
-  bool list(const std::function<void(const Coords&, std::uint64_t)>& f, std::size_t limit) override {
+  bool list(const std::function<void(const Coords&, const ChunkLocation&)>& f, std::size_t limit) override {
     std::size_t listed = 0;
     for (const auto& [origin, chunk] : stored_) {
       if (listed++ == limit) return false;
-      f(origin, chunk->bytes.size());
+      f(origin, ChunkLocation{chunk->bytes.size()});
     }
     return true;
   }

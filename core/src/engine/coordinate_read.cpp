@@ -2,7 +2,8 @@
 // listed from the chunk index (never the grid: a 2^31 x 2^31 dataset has 2^42 chunk places),
 // in row-major order of their origins and taken band by band (chunks sharing their range of
 // dimension 0). A band's chunks are read on the calling thread and their elements inside the
-// region counted on the workers, while the calling thread reads the next band; a batch holds
+// region counted on the workers, while the calling thread reads the next band (a store that
+// reads by address on any thread has the workers read them, each before its decode); a batch holds
 // its chunks within CoordinateScan::held_bytes (beyond it they are read again when the batch
 // is written, a window ahead of the workers), and once its size is known each band is decoded
 // into its elements, cut to the region and merged into row-major order by one worker (a
@@ -37,7 +38,7 @@ using detail::LocalBox;
 // values); neither while it waits to be read again.
 struct ChunkPart {
   Coords origin;
-  std::uint64_t size = 0;   // stored, as listed
+  ChunkLocation at;         // as listed
   std::uint64_t count = 0;  // its elements inside the region
   bool whole = false;       // the region holds the whole chunk
   bool decoded = false;
@@ -149,6 +150,7 @@ class Scan {
                                               return grid_.chunk_origin(c.number) < from;
                                             }) -
                            listed().begin());
+    reads_by_address_ = listed().size() > first_ + 1 && store_.reads_by_address_on_any_thread();
   }
 
   const std::vector<ListedChunk>& listed() const { return *all_; }
@@ -156,9 +158,9 @@ class Scan {
   // The end of a group of whole chunks from `first` whose stored bytes stay within half the
   // batch budget (at least one chunk).
   std::size_t group_end(std::size_t first, std::size_t end) const {
-    std::uint64_t bytes = listed()[first].size;
+    std::uint64_t bytes = listed()[first].at.size;
     std::size_t last = first + 1;
-    while (last < end && bytes + listed()[last].size <= max_bytes_ / 2) bytes += listed()[last++].size;
+    while (last < end && bytes + listed()[last].at.size <= max_bytes_ / 2) bytes += listed()[last++].at.size;
     return last;
   }
 
@@ -188,7 +190,7 @@ class Scan {
     std::vector<ChunkPart> parts(last - first);
     for (std::size_t i = first; i < last; ++i) {
       parts[i - first].origin = grid_.chunk_origin(listed()[i].number);
-      parts[i - first].size = listed()[i].size;
+      parts[i - first].at = listed()[i].at;
     }
     return parts;
   }
@@ -210,11 +212,19 @@ class Scan {
     ahead_first_ = first;
   }
 
-  // Reads the stored bytes of the parts that are neither held nor decoded (on this thread:
-  // the store is HDF5's).
+  // Reads the stored bytes of the parts that are neither held nor decoded and that only this
+  // thread may read (the store is HDF5's).
   void read_parts(const std::vector<ChunkPart*>& parts) {
     for (ChunkPart* part : parts)
-      if (!part->decoded && part->stored.bytes.empty()) store_.read_sized(part->origin, part->size, part->stored);
+      if (!read_by_workers(*part)) read_unread(*part);
+  }
+
+  bool read_by_workers(const ChunkPart& part) const { return reads_by_address_ && part.at.address != kNoAddress; }
+
+  // Reads a part's stored bytes unless it holds them or its elements (on a worker: any part
+  // read_by_workers).
+  void read_unread(ChunkPart& part) const {
+    if (!part.decoded && part.stored.bytes.empty()) store_.read_listed(part.origin, part.at, part.stored);
   }
 
   // Runs `f` on every part not decoded yet, on the workers, while this thread runs lead(); a
@@ -226,11 +236,15 @@ class Scan {
     for (ChunkPart* part : parts)
       if (!part->decoded) {
         todo.push_back(part);
-        bytes += part->size;
+        bytes += part->at.size;
       }
     std::exception_ptr lead_error;
     const auto failed = parallel_for(todo.size(), chunk_threads_for(todo.size(), bytes),
-                                     [&](std::size_t i, int) { f(*todo[i]); }, lead, &lead_error);
+                                     [&](std::size_t i, int) {
+                                       read_unread(*todo[i]);
+                                       f(*todo[i]);
+                                     },
+                                     lead, &lead_error);
     if (failed) engine_.rethrow_naming_chunk(store_, *failed, todo[failed->index]->origin);
     if (lead_error) std::rethrow_exception(lead_error);
   }
@@ -589,7 +603,7 @@ class Scan {
     std::uint64_t bytes = 0;
     std::size_t last = first;
     do {
-      for (const ChunkPart& part : pending_[last].parts) bytes += part.size;
+      for (const ChunkPart& part : pending_[last].parts) bytes += part.at.size;
       ++last;
     } while (last < pending_.size() && bytes <= scan_.held_bytes);
     return last;
@@ -615,6 +629,7 @@ class Scan {
           for (ChunkPart& part : group.parts) {
             if (part.decoded) continue;
             failed_part[g] = &part;
+            read_unread(part);
             decode_counted(part);
           }
           failed_part[g] = nullptr;
@@ -675,6 +690,7 @@ class Scan {
   detail::Listing all_;
   std::size_t first_ = 0;  // the first listed chunk at or after scan_.from
   bool stopped_ = false;   // the sink stopped the scan before its last chunk
+  bool reads_by_address_ = false;  // the workers read the parts listed with an address
   std::uint64_t band_chunks_ = 1;  // chunks sharing a range of dimension 0: a band's numbers
   Coords next_origin_;
   std::vector<Group> pending_;     // groups of the next batch, in order

@@ -256,7 +256,7 @@ void SparseEngine::erase_region(ChunkStore& store, const ChunkGrid& grid, const 
   for (const detail::ListedChunk& listed : detail::stored_chunks_in(store, grid, region)) {
     const Coords origin = grid.chunk_origin(listed.number);
     const std::vector<detail::LocalBox> boxes = detail::local_boxes(region, origin, grid.chunk_dims());
-    store.read_sized(origin, listed.size, stored);
+    store.read_listed(origin, listed.at, stored);
     ChunkElements elements;
     try {
       elements = decode_stored_elements(stored.bytes.data(), stored.bytes.size(), stored.filter_mask, params_.layout);

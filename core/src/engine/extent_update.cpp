@@ -49,7 +49,7 @@ std::vector<Coords> ExtentUpdate::boundary_chunks() const {
     change_.for_each_boundary_chunk([&](const Coords& o) { candidates.push_back(o); });
     return candidates;
   }
-  store_.list([&](const Coords& origin, std::uint64_t) {
+  store_.list([&](const Coords& origin, const ChunkLocation&) {
     if (origin.size() == old_dims_.size() && change_.is_boundary(origin)) candidates.push_back(origin);
   }, kEveryChunk);
   return candidates;

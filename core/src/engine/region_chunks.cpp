@@ -45,7 +45,7 @@ std::vector<ListedChunk> probe_places(ChunkStore& store, const ChunkGrid& grid, 
     Coords origin = first;
     for (bool more = true; more;) {  // last dimension fastest
       if (const std::uint64_t size = store.stored_size(origin))
-        found.push_back(ListedChunk{grid.chunk_index(origin), size});
+        found.push_back(ListedChunk{grid.chunk_index(origin), ChunkLocation{size}});
       more = false;
       for (std::size_t d = rank; d-- > 0;) {
         if (origin[d] < last[d]) {
@@ -242,10 +242,10 @@ std::vector<ListedChunk> stored_chunks_in(ChunkStore& store, const ChunkGrid& gr
   const std::size_t limit = places < kEveryChunk / kListedPerPlace ? std::size_t(places * kListedPerPlace)
                                                                     : kEveryChunk;
   std::vector<ListedChunk> found;
-  const bool whole = store.list([&](const Coords& origin, std::uint64_t size) {
+  const bool whole = store.list([&](const Coords& origin, const ChunkLocation& at) {
     for (const Box& box : region)
       if (intersects(box, origin, grid.chunk_dims())) {
-        found.push_back(ListedChunk{grid.chunk_index(origin), size});
+        found.push_back(ListedChunk{grid.chunk_index(origin), at});
         return;
       }
   }, limit);

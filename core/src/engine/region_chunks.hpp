@@ -19,11 +19,11 @@
 namespace h5sparse::detail {
 
 /// A stored chunk meeting a region: its number in the grid (row-major, so that sorting
-/// numbers sorts origins) and stored size. 16 bytes a chunk: a listing of millions of
-/// one-element chunks must stay small beside the elements it yields.
+/// numbers sorts origins), stored size and address. 24 bytes a chunk: a listing of millions
+/// of one-element chunks must stay small beside the elements it yields.
 struct ListedChunk {
   std::uint64_t number;
-  std::uint64_t size;
+  ChunkLocation at;
 };
 
 /// True when `box` holds an element of the chunk at `origin`.

@@ -140,11 +140,11 @@ void SparseEngine::read_through_cache(ChunkStore& store, const ChunkRequest& req
 std::vector<std::uint64_t> SparseEngine::stored_sizes(ChunkStore& store, const ChunkGrid& grid) const {
   std::vector<std::uint64_t> sizes(std::size_t(grid.chunk_count()), 0);
   const Coords& dims = grid.dataset_dims();
-  store.list([&](const Coords& origin, std::uint64_t size) {
+  store.list([&](const Coords& origin, const ChunkLocation& at) {
     bool inside = origin.size() == dims.size();
     for (std::size_t d = 0; inside && d < dims.size(); ++d)
       inside = origin[d] < dims[d] && origin[d] % grid.chunk_dims()[d] == 0;
-    if (inside) sizes[std::size_t(grid.chunk_index(origin))] = size;  // others are no chunk of the extent
+    if (inside) sizes[std::size_t(grid.chunk_index(origin))] = at.size;  // others are no chunk of the extent
   }, kEveryChunk);
   return sizes;
 }
@@ -184,7 +184,7 @@ void SparseEngine::read_decoding(ChunkStore& store, const ChunkRequest& request,
       entry.has_stored = store.read(origin, entry.stored);
     } else {
       entry.has_stored = sizes[k] > 0;
-      if (entry.has_stored) store.read_sized(origin, sizes[k], entry.stored);
+      if (entry.has_stored) store.read_listed(origin, ChunkLocation{sizes[k]}, entry.stored);
     }
   };
   // A large destination in one run is faulted in about a band ahead of the decoders
