@@ -107,6 +107,7 @@ bool holds_few(const std::uint8_t* data, std::size_t size, unsigned filter_mask,
   return held && *held < layout.element_count() / 64;
 }
 
+
 namespace {
 
 // The pieces from the chunk's elements: the fill value, then each piece's defined elements
@@ -121,6 +122,24 @@ void read_element_pieces(const ChunkElements& e, std::size_t es, const ChunkPiec
       std::memcpy(dest + (p.source + *at - p.in_chunk_start) * es, &e.values[std::size_t(at - e.offsets.begin()) * es],
                   es);
   }
+}
+
+// A read takes part of a chunk when its pieces hold at most 1/kPartShare of the chunk's elements:
+// a few rows of a matrix chunk, a column. Only the elements inside them are then decoded where
+// the selection's encoding allows (decode_stored_elements_in), not a bitmap of the chunk.
+constexpr std::uint64_t kPartShare = 4;
+
+bool takes_part(const ChunkPiece* pieces, std::size_t count, const ChunkLayout& layout) {
+  std::uint64_t elements = 0;
+  for (std::size_t i = 0; i < count; ++i) elements += pieces[i].length;
+  return elements * kPartShare <= layout.element_count() && pieces_ascending(pieces, count);
+}
+
+std::vector<OffsetRange> piece_ranges(const ChunkPiece* pieces, std::size_t count) {
+  std::vector<OffsetRange> ranges(count);
+  for (std::size_t i = 0; i < count; ++i)
+    ranges[i] = {pieces[i].in_chunk_start, pieces[i].in_chunk_start + pieces[i].length};
+  return ranges;
 }
 
 }  // namespace
@@ -139,6 +158,11 @@ void read_stored_chunk_pieces(const std::uint8_t* data, std::size_t size, unsign
   if (holds_few(data, size, filter_mask, layout)) {
     read_element_pieces(decode_chunk_elements(data, size, layout), layout.element_size, pieces, count, fill, dest,
                         streaming);
+    return;
+  }
+  if (takes_part(pieces, count, layout)) {
+    read_element_pieces(decode_stored_elements_in(data, size, filter_mask, layout, piece_ranges(pieces, count)),
+                        layout.element_size, pieces, count, fill, dest, streaming);
     return;
   }
   // Values scattered straight from the stored bytes when their section is unfiltered.

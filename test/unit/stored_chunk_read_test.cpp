@@ -1,7 +1,8 @@
 // stored_chunk_read.hpp: one stored chunk into the pieces of a read, as a thread of a parallel
 // read runs it: every kind of stored chunk (unfiltered, filtered, written around the filter,
-// none; dense or holding few elements) and pieces in order or not give the dense expansion; corrupt bytes throw corrupt_data
-// without naming a chunk (the connector adds that on the calling thread).
+// none; dense or holding few elements) and pieces in order or not, of the whole chunk or of a
+// part of it (two rows, a column: decoded by ranges) give the dense expansion; corrupt bytes
+// throw corrupt_data without naming a chunk (the connector adds that on the calling thread).
 #include "h5sparse/stored_chunk_read.hpp"
 
 #include <gtest/gtest.h>
@@ -38,10 +39,20 @@ std::vector<ChunkPiece> row_pieces(bool reversed) {
   return pieces;
 }
 
+// Parts of the 16 x 24 chunk, in order: rows 3 and 9 (an eighth of it), column 5, and two
+// single elements.
+std::vector<std::vector<ChunkPiece>> part_pieces() {
+  std::vector<ChunkPiece> column;
+  for (std::uint64_t r = 0; r < 16; ++r) column.push_back({0, r * 24 + 5, 1, r});
+  return {{{0, 3 * 24, 24, 0}, {0, 9 * 24, 24, 24}}, column, {{0, 0, 1, 1}, {0, 383, 1, 0}}};
+}
+
 void expect_read(const ChunkLayout& layout, const std::uint8_t* data, std::size_t size, unsigned mask,
                  const std::vector<std::uint8_t>& dense, const std::uint8_t* fill) {
-  for (bool reversed : {false, true}) {
-    const std::vector<ChunkPiece> pieces = row_pieces(reversed);
+  std::vector<std::vector<ChunkPiece>> reads{row_pieces(false), row_pieces(true)};
+  for (const std::vector<ChunkPiece>& part : part_pieces()) reads.push_back(part);
+  for (const std::vector<ChunkPiece>& pieces : reads) {
+    const bool reversed = pieces.size() == 16 && pieces[0].source != 0;
     std::vector<std::uint8_t> out(dense.size(), 0xEE);
     ChunkReadScratch scratch;
     read_stored_chunk_pieces(data, size, mask, layout, pieces.data(), pieces.size(), fill, out.data(), false, scratch);
