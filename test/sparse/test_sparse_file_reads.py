@@ -1,8 +1,9 @@
-"""Coordinate reads of a file open read-only on the sec2 driver take the stored chunks by address
-from the file's descriptor, on the workers (hdf5_support/file_reads.cpp); other files are read
-through HDF5. Both give the same elements, a userblock included; a file cut short after it was
-opened read-only fails naming the chunk and where the file ends (HDF5's own reads fill the
-missing bytes with zeros, which the checksums then refuse)."""
+"""Reads of many chunks (coordinate reads, and dense reads on several threads) of a file open
+read-only on the sec2 driver take the stored chunks by address from the file's descriptor, on
+the workers (hdf5_support/file_reads.cpp); other files are read through HDF5. Both give the
+same elements, a userblock included; a file cut short after it was opened read-only fails
+naming the chunk and where the file ends (HDF5's own reads fill the missing bytes with zeros,
+which the checksums then refuse)."""
 import os
 
 import h5py
@@ -30,13 +31,17 @@ def make(path, data, **file_options):
 
 
 def reads(d):
-    """Coordinate reads of every kind: whole, a box, columns, rows, compressed rows."""
+    """Coordinate reads of every kind (whole, a box, columns, rows, compressed rows), and dense
+    ones: whole, rows and a column (parts of chunks, decoded by ranges)."""
     return {
         "all": h5sparse.read_coo(d),
         "box": h5sparse.read_coo(d, np.s_[40:250, 70:200]),
         "cols": h5sparse.to_scipy(d, cols=[259, 3, 64, 130]).toarray(),
         "rows": h5sparse.to_scipy(d, rows=[299, 0, 33, 150]).toarray(),
         "csr": h5sparse.to_scipy(d, format="csr").toarray(),
+        "dense": d[...],
+        "dense rows": d[[0, 33, 150, 299], :],
+        "dense column": d[:, 130],
     }
 
 
@@ -48,6 +53,9 @@ def expected(data):
         "cols": data[:, [259, 3, 64, 130]],
         "rows": data[[299, 0, 33, 150], :],
         "csr": data,
+        "dense": data,
+        "dense rows": data[[0, 33, 150, 299], :],
+        "dense column": data[:, 130],
     }
 
 
@@ -88,3 +96,9 @@ def test_a_file_cut_short_after_opening_fails_naming_the_chunk(tmp_path):
             h5sparse.read_coo(d)
         message = str(err.value)
         assert f"chunk at ({origin})" in message and "the file ends" in message, message
+        threads = int(os.environ.get("H5SPARSE_NTHREADS") or len(os.sched_getaffinity(0)))
+        if threads > 1:  # a serial dense read reads through HDF5
+            with pytest.raises(OSError) as err:
+                d[...]
+            message = str(err.value)
+            assert f"chunk at ({origin})" in message and "the file ends" in message, message

@@ -234,28 +234,59 @@ std::size_t keep_elements(ChunkElements& e, const std::vector<LocalBox>& boxes, 
   return gone;
 }
 
-// HDF5 lists an index only whole, so a region of few chunk places in a large index looks each
-// place up instead: the listing stops after kListedPerPlace entries per place of the region,
-// and the places are probed.
-std::vector<ListedChunk> stored_chunks_in(ChunkStore& store, const ChunkGrid& grid, const std::vector<Box>& region) {
-  const std::uint64_t places = region_places(grid, region);
+namespace {
+
+// HDF5 lists an index only whole, so few chunk places in a large index are looked up one by
+// one instead: the listing stops after kListedPerPlace entries per place, and `probe()` gives
+// the places' stored chunks. Listed chunks are kept where `wanted(origin)`.
+template <typename Wanted, typename Probe>
+std::vector<ListedChunk> list_or_probe(ChunkStore& store, const ChunkGrid& grid, std::uint64_t places,
+                                       Wanted&& wanted, Probe&& probe) {
   const std::size_t limit = places < kEveryChunk / kListedPerPlace ? std::size_t(places * kListedPerPlace)
                                                                     : kEveryChunk;
   std::vector<ListedChunk> found;
   const bool whole = store.list([&](const Coords& origin, const ChunkLocation& at) {
-    for (const Box& box : region)
-      if (intersects(box, origin, grid.chunk_dims())) {
-        found.push_back(ListedChunk{grid.chunk_index(origin), at});
-        return;
-      }
+    if (wanted(origin)) found.push_back(ListedChunk{grid.chunk_index(origin), at});
   }, limit);
-  if (!whole) found = probe_places(store, grid, region);
+  if (!whole) found = probe();
   const auto by_number = [](const ListedChunk& a, const ListedChunk& b) { return a.number < b.number; };
   const auto same_number = [](const ListedChunk& a, const ListedChunk& b) { return a.number == b.number; };
   // A B-tree index lists in row-major order already: the check costs a pass, a sort n log n.
   if (!std::is_sorted(found.begin(), found.end(), by_number)) std::sort(found.begin(), found.end(), by_number);
   found.erase(std::unique(found.begin(), found.end(), same_number), found.end());
   return found;
+}
+
+}  // namespace
+
+std::vector<ListedChunk> stored_chunks_in(ChunkStore& store, const ChunkGrid& grid, const std::vector<Box>& region) {
+  const auto meets_region = [&](const Coords& origin) {
+    for (const Box& box : region)
+      if (intersects(box, origin, grid.chunk_dims())) return true;
+    return false;
+  };
+  return list_or_probe(store, grid, region_places(grid, region), meets_region,
+                       [&] { return probe_places(store, grid, region); });
+}
+
+// A listed origin outside the extent (left by a shrink) has no number of the grid: it would
+// alias another chunk's.
+std::vector<ListedChunk> stored_chunks_of(ChunkStore& store, const ChunkGrid& grid,
+                                          const std::vector<std::uint64_t>& numbers) {
+  const auto among = [&](const Coords& origin) {
+    for (std::size_t d = 0; d < grid.rank(); ++d)
+      if (origin.size() != grid.rank() || origin[d] >= grid.dataset_dims()[d] || origin[d] % grid.chunk_dims()[d])
+        return false;
+    return std::binary_search(numbers.begin(), numbers.end(), grid.chunk_index(origin));
+  };
+  const auto probe = [&] {
+    std::vector<ListedChunk> found;
+    for (const std::uint64_t number : numbers)
+      if (const std::uint64_t size = store.stored_size(grid.chunk_origin(number)))
+        found.push_back(ListedChunk{number, ChunkLocation{size}});
+    return found;
+  };
+  return list_or_probe(store, grid, numbers.size(), among, probe);
 }
 
 namespace {

@@ -52,6 +52,10 @@ std::size_t keep_elements(ChunkElements& e, const std::vector<LocalBox>& boxes, 
 /// The stored chunks meeting any of `region`'s boxes, ascending by number, each once.
 std::vector<ListedChunk> stored_chunks_in(ChunkStore& store, const ChunkGrid& grid, const std::vector<Box>& region);
 
+/// The stored chunks among the chunks numbered `numbers` (ascending, each once), ascending.
+std::vector<ListedChunk> stored_chunks_of(ChunkStore& store, const ChunkGrid& grid,
+                                          const std::vector<std::uint64_t>& numbers);
+
 /// The elements of `region` inside `chunks` as pieces (source 0), grouped by chunk in the
 /// order of `chunks`; boxes that overlap give their common elements twice. A piece may span
 /// lines of the chunk (following lines joined): for erase and get-defined, not for reads.

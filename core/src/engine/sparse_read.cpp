@@ -3,6 +3,7 @@
 // of an unfiltered chunk are scattered straight from the bytes read. Two paths: small reads go
 // through the decoded-chunk cache on the calling thread; the others stream chunks through the
 // workers, the calling thread reading a window ahead.
+#include <algorithm>
 #include <cstring>
 #include <exception>
 #include <optional>
@@ -14,6 +15,7 @@
 #include "h5sparse/prefault_ahead.hpp"
 #include "h5sparse/stored_chunk_read.hpp"
 #include "h5sparse/stream_store.hpp"
+#include "region_chunks.hpp"
 
 namespace h5sparse {
 namespace {
@@ -36,10 +38,11 @@ struct StreamFence {
   }
 };
 
-// One chunk read and waiting to be decoded.
+// One chunk read and waiting to be decoded (or to be read by the thread that decodes it).
 struct WindowEntry {
   std::uint64_t chunk = 0;  // linear index in the chunk grid
   bool has_stored = false;  // false: nothing stored, all fill
+  bool unread = false;      // stored, read by address where it is decoded
   StoredChunk stored;       // kept from read to read
 };
 
@@ -80,6 +83,24 @@ struct ChunkPieces {
   const ChunkPiece* first;
   std::size_t count;
 };
+
+// Where each of the read's `count` chunks is stored (size 0: nowhere), chunk by chunk.
+std::vector<ChunkLocation> chunk_locations(ChunkStore& store, const ChunkRequest& request,
+                                           const std::vector<std::size_t>& starts, std::size_t count) {
+  std::vector<std::uint64_t> numbers(count);
+  for (std::size_t k = 0; k < count; ++k) numbers[k] = request.whole ? k : request.pieces[starts[k]].chunk;
+  std::vector<std::uint64_t> sorted = numbers;
+  std::sort(sorted.begin(), sorted.end());
+  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  const std::vector<detail::ListedChunk> listed = detail::stored_chunks_of(store, request.grid, sorted);
+  std::vector<ChunkLocation> at(count);
+  for (std::size_t k = 0; k < count; ++k) {
+    const auto it = std::lower_bound(listed.begin(), listed.end(), numbers[k],
+                                     [](const detail::ListedChunk& c, std::uint64_t n) { return c.number < n; });
+    if (it != listed.end() && it->number == numbers[k]) at[k] = it->at;
+  }
+  return at;
+}
 
 }  // namespace
 
@@ -137,18 +158,6 @@ void SparseEngine::read_through_cache(ChunkStore& store, const ChunkRequest& req
   }
 }
 
-std::vector<std::uint64_t> SparseEngine::stored_sizes(ChunkStore& store, const ChunkGrid& grid) const {
-  std::vector<std::uint64_t> sizes(std::size_t(grid.chunk_count()), 0);
-  const Coords& dims = grid.dataset_dims();
-  store.list([&](const Coords& origin, const ChunkLocation& at) {
-    bool inside = origin.size() == dims.size();
-    for (std::size_t d = 0; inside && d < dims.size(); ++d)
-      inside = origin[d] < dims[d] && origin[d] % grid.chunk_dims()[d] == 0;
-    if (inside) sizes[std::size_t(grid.chunk_index(origin))] = at.size;  // others are no chunk of the extent
-  }, kEveryChunk);
-  return sizes;
-}
-
 // Chunks stream through `threads` threads: this thread reads each stored chunk (the store) into
 // one of kWindowChunks buffers, and the chunks read are decoded straight into the destination
 // on any thread (each chunk into its own elements); this thread decodes too whenever the window
@@ -172,20 +181,24 @@ void SparseEngine::read_decoding(ChunkStore& store, const ChunkRequest& request,
   if (kept.scratch.size() < std::size_t(threads)) kept.scratch.resize(std::size_t(threads));
   std::vector<WindowEntry>& window = kept.window;
   std::vector<ChunkReadScratch>& scratch = kept.scratch;
-  // A whole read takes every chunk's stored size from one pass over the chunk index instead of
-  // a size query per chunk (on this thread, whose store calls pace the read).
-  std::vector<std::uint64_t> sizes;
-  if (whole && count > 1) sizes = stored_sizes(store, request.grid);
+  // A read of several chunks finds them in one pass over the chunk index (or a lookup each
+  // where the index outnumbers them) instead of a size query per chunk on this thread, whose
+  // store calls pace the read; the workers read those the store reads by address.
+  std::vector<ChunkLocation> at;
+  if (count > 1) at = chunk_locations(store, request, starts, count);
+  const bool by_workers = threads > 1 && !at.empty() && store.reads_by_address_on_any_thread();
   auto read_chunk = [&](std::size_t k) {
     WindowEntry& entry = window[k % window_size];
     entry.chunk = whole ? k : request.pieces[starts[k]].chunk;
+    entry.unread = false;
     const Coords origin = request.grid.chunk_origin(entry.chunk);
-    if (sizes.empty()) {
+    if (at.empty()) {
       entry.has_stored = store.read(origin, entry.stored);
-    } else {
-      entry.has_stored = sizes[k] > 0;
-      if (entry.has_stored) store.read_listed(origin, ChunkLocation{sizes[k]}, entry.stored);
+      return;
     }
+    entry.has_stored = at[k].size > 0;
+    entry.unread = entry.has_stored && by_workers && at[k].address != kNoAddress;
+    if (entry.has_stored && !entry.unread) store.read_listed(origin, at[k], entry.stored);
   };
   // A large destination in one run is faulted in about a band ahead of the decoders
   // (prefault_ahead.hpp): each decode asks for its chunk's span, and a worker also for the span
@@ -199,7 +212,8 @@ void SparseEngine::read_decoding(ChunkStore& store, const ChunkRequest& request,
     return ChunkPieces{s.pieces.data(), s.pieces.size()};
   };
   auto decode = [&](std::size_t k, int slot) {
-    const WindowEntry& entry = window[k % window_size];
+    WindowEntry& entry = window[k % window_size];
+    if (entry.unread) store.read_listed(request.grid.chunk_origin(entry.chunk), at[k], entry.stored);
     ChunkReadScratch& thread_scratch = scratch[std::size_t(slot)];
     const ChunkPieces p = pieces_of(k, entry, thread_scratch);
     if (ahead && p.count > 0) {

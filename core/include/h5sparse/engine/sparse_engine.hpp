@@ -156,7 +156,6 @@ class SparseEngine {
                           const ReadTarget& to) const;
   void read_decoding(ChunkStore& store, const ChunkRequest& request, const std::vector<std::size_t>& starts,
                      const ReadTarget& to) const;
-  std::vector<std::uint64_t> stored_sizes(ChunkStore& store, const ChunkGrid& grid) const;
   /// Which elements of the chunk at `origin` are defined (either kind of dataset).
   ChunkSelection defined_in_chunk(ChunkStore& store, const Coords& origin) const;
   void require_fixed_size(const char* operation) const;
