@@ -274,9 +274,9 @@ std::vector<ListedChunk> stored_chunks_in(ChunkStore& store, const ChunkGrid& gr
 std::vector<ListedChunk> stored_chunks_of(ChunkStore& store, const ChunkGrid& grid,
                                           const std::vector<std::uint64_t>& numbers) {
   const auto among = [&](const Coords& origin) {
+    if (origin.size() != grid.rank()) return false;
     for (std::size_t d = 0; d < grid.rank(); ++d)
-      if (origin.size() != grid.rank() || origin[d] >= grid.dataset_dims()[d] || origin[d] % grid.chunk_dims()[d])
-        return false;
+      if (origin[d] >= grid.dataset_dims()[d] || origin[d] % grid.chunk_dims()[d]) return false;
     return std::binary_search(numbers.begin(), numbers.end(), grid.chunk_index(origin));
   };
   const auto probe = [&] {

@@ -159,7 +159,8 @@ void SparseEngine::read_through_cache(ChunkStore& store, const ChunkRequest& req
 }
 
 // Chunks stream through `threads` threads: this thread reads each stored chunk (the store) into
-// one of kWindowChunks buffers, and the chunks read are decoded straight into the destination
+// one of kWindowChunks buffers (or leaves a chunk the store reads by address to the thread that
+// decodes it), and the chunks read are decoded straight into the destination
 // on any thread (each chunk into its own elements); this thread decodes too whenever the window
 // is full. One wait for the workers per read, at its end: waits per batch cost a scheduler time
 // slice each whenever a worker shares its core with another process. Serially: read, decode,
