@@ -408,8 +408,8 @@ TEST(Coordinates, ScansWriteIntoTheCallersRoom) {
 
 // A scan lets go of chunks beyond its held bytes and reads them again when it writes the
 // batch: the same elements, and one more read per chunk let go (none of chunks under 4 KiB).
-// So too when the workers read the chunks (a store reading by address), and then they read
-// them all.
+// So too when the workers may read the chunks (a store reading by address), and then every
+// read is by the address the listing gave.
 TEST(Coordinates, ScansReadChunksAgainBeyondTheirHeldBytes) {
   const Coords dims{512, 512};
   Written big(dims, {128, 128}, 60000, 23);   // chunks of about 15 KB

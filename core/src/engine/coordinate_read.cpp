@@ -150,7 +150,15 @@ class Scan {
                                               return grid_.chunk_origin(c.number) < from;
                                             }) -
                            listed().begin());
-    reads_by_address_ = listed().size() > first_ + 1 && store_.reads_by_address_on_any_thread();
+    reads_by_address_ = workers_take_part() && store_.reads_by_address_on_any_thread();
+  }
+
+  // Whether workers decode any of the listed chunks: only then do reads by address pay for
+  // the store's check of them (a chunk read twice).
+  bool workers_take_part() const {
+    std::uint64_t bytes = 0;
+    for (std::size_t i = first_; i < listed().size(); ++i) bytes += listed()[i].at.size;
+    return chunk_threads_for(listed().size() - first_, bytes) > 1;
   }
 
   const std::vector<ListedChunk>& listed() const { return *all_; }
