@@ -24,8 +24,10 @@ void NativeChunkStore::read_listed(const Coords& origin, const ChunkLocation& lo
 }
 
 bool NativeChunkStore::reads_by_address_on_any_thread() {
-  if (!file_reads_ && sample_)
-    file_reads_ = FileReads::of(under_, under_vol_id_, dxpl_, sample_->origin, ChunkLocation{sample_->size, sample_->addr});
+  if (!file_reads_ && sample_) {
+    const ChunkLocation sample{sample_->size, sample_->addr};
+    file_reads_ = FileReads::of(under_, under_vol_id_, dxpl_, sample_->origin, sample);
+  }
   return file_reads_.has_value();
 }
 
