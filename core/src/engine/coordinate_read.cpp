@@ -154,11 +154,15 @@ class Scan {
   }
 
   // Whether workers decode any of the listed chunks: only then do reads by address pay for
-  // the store's check of them (a chunk read twice).
+  // the store's check of them (a chunk read twice). The bytes matter only below
+  // kParallelMinChunks chunks, so at most that many are summed: a resumed iteration's scans
+  // must not each pass over the rest of the listing.
   bool workers_take_part() const {
+    const std::size_t chunks = listed().size() - first_;
     std::uint64_t bytes = 0;
-    for (std::size_t i = first_; i < listed().size(); ++i) bytes += listed()[i].at.size;
-    return chunk_threads_for(listed().size() - first_, bytes) > 1;
+    for (std::size_t i = first_; i < first_ + std::min<std::size_t>(chunks, kParallelMinChunks); ++i)
+      bytes += listed()[i].at.size;
+    return chunk_threads_for(chunks, bytes) > 1;
   }
 
   const std::vector<ListedChunk>& listed() const { return *all_; }
